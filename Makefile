@@ -1,0 +1,111 @@
+# numalot: build, test, install. See README.md.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build
+SAN ?=
+CC ?= cc
+
+PKGS := hwloc json-c
+DEPS_DEBIAN := build-essential pkg-config libhwloc-dev hwloc-nox libjson-c-dev \
+	libcmocka-dev libnuma-dev libpapi-dev valgrind
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wformat=2 -Wundef -Wpointer-arith
+CFLAGS ?= -O2 -g
+ifeq ($(SAN),1)
+CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
+endif
+NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Icore -Icore/sim \
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+NL_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+LIB_SRC := $(wildcard core/*.c core/sim/*.c)
+CLI_SRC := $(wildcard core/cli/*.c)
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+BENCH_SRC := $(wildcard tests/bench/*.c)
+
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TESTS := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCHES := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+LIB := $(BUILD)/libnumalot.a
+NUMALOT := $(BUILD)/numalot
+
+.PHONY: all check test-bin run-tests clean install uninstall deps format \
+	bench demo
+all: $(NUMALOT)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(NL_CFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(NUMALOT): $(CLI_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(NL_LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(NL_CFLAGS) -Itests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) \
+		$(NL_LIBS) $(TEST_LIBS)
+
+$(BUILD)/bench/%: tests/bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(NL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(NL_LIBS)
+
+test-bin: $(NUMALOT) $(TESTS)
+
+run-tests: test-bin
+	NUMALOT=$(NUMALOT) BUILD=$(BUILD) tests/run-tests.sh $(TESTS)
+
+# The whole suite: a normal build, then the same tests under ASan+UBSan.
+check:
+	$(MAKE) run-tests
+	$(MAKE) BUILD=build/asan SAN=1 run-tests
+
+bench: $(NUMALOT) $(BENCHES)
+	tests/bench/run-bench.sh $(BUILD)
+
+# The main job, for now on the modelled NUMA node: one scenario under the
+# static baseline and both policies.
+DEMO_SCENARIO ?= etc/scenarios/two-node-remote.json
+demo: $(NUMALOT)
+	@for p in static imar2 lbma; do \
+		$(NUMALOT) sim $(DEMO_SCENARIO) --policy=$$p --seed=1 || exit 1; \
+		echo; done
+
+install: $(NUMALOT)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/numalot/scenarios
+	install -m 0755 $(NUMALOT) $(DESTDIR)$(PREFIX)/bin/numalot
+	install -m 0644 etc/scenarios/*.json $(DESTDIR)$(PREFIX)/share/numalot/scenarios/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/numalot
+	rm -rf $(DESTDIR)$(PREFIX)/share/numalot
+
+# Install the Debian packages numalot builds against (root), or say how.
+deps:
+	@missing=""; for p in $(DEPS_DEBIAN); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" \
+			|| missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then echo "deps: all installed"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "deps: installing$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "deps: missing:$$missing"; \
+		echo "run as root: apt-get install --no-install-recommends$$missing"; \
+		exit 1; fi
+
+format:
+	clang-format -i core/*.[ch] core/sim/*.[ch] core/cli/*.[ch] tests/unit/*.[ch]
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

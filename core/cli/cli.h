@@ -1,0 +1,32 @@
+/* numalot command line: shared helpers of the subcommands. */
+#ifndef NUMALOT_CLI_H
+#define NUMALOT_CLI_H
+
+#include "policy.h"
+
+/* Exit statuses: 0 done, 1 failed while running, 2 bad input. */
+enum { NL_EXIT_OK = 0, NL_EXIT_FAIL = 1, NL_EXIT_USAGE = 2 };
+
+int nl_cmd_sim(int argc, char **argv);
+
+/* Print "numalot CMD: message" to stderr. */
+void nl_cli_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * If arg is "--NAME=VALUE" return VALUE; if it is "--NAME" take the next
+ * argument (advancing *i). NULL when arg is not that option; sets *missing
+ * when the value is absent.
+ */
+const char *nl_cli_option(const char *name, int argc, char **argv, int *i,
+			  int *missing);
+
+/* Apply "KEY=VALUE" to params; prints the error and returns -1 if bad. */
+int nl_cli_param(const char *cmd, struct nl_policy_params *p, const char *kv);
+
+/* Write a json-c object to path (pretty, with a final newline). */
+struct json_object;
+int nl_cli_write_json(const char *cmd, const char *path,
+		      struct json_object *o);
+
+#endif

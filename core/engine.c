@@ -1,0 +1,520 @@
+/*
+ * numalot: the engine's loop (ARCHITECTURE.md): threads, sample, model,
+ * policy, place, journal. It talks to the world only through the machine.
+ */
+#include "engine_priv.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Domains due within this much of now step together. */
+#define DUE_SLACK_S 1e-6
+
+int nl_engine_create(struct nl_machine *m, struct nl_engine **out)
+{
+	struct nl_engine *e = calloc(1, sizeof(*e));
+	*out = NULL;
+	if (!e)
+		return -ENOMEM;
+	e->m = m;
+	e->start_s = m->ops->now(m);
+	nl_plan_init(&e->plan);
+	*out = e;
+	return 0;
+}
+
+void nl_engine_free(struct nl_engine *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->nall; i++) {
+		hwloc_bitmap_free(e->all[i]->allowed);
+		free(e->all[i]);
+	}
+	free(e->all);
+	free(e->live);
+	for (size_t i = 0; i < e->ndomains; i++) {
+		nl_policy_state_free(&e->domains[i].state);
+		free(e->domains[i].events);
+	}
+	free(e->domains);
+	free(e->procs);
+	nl_plan_free(&e->plan);
+	free(e);
+}
+
+struct edomain *nl_engine_domain(struct nl_engine *e, int id)
+{
+	for (size_t i = 0; i < e->ndomains; i++)
+		if (e->domains[i].id == id)
+			return &e->domains[i];
+	return NULL;
+}
+
+int nl_engine_add_domain(struct nl_engine *e, int domain, const char *name,
+			 enum nl_policy_kind k,
+			 const struct nl_policy_params *p, uint64_t seed)
+{
+	struct edomain *d;
+
+	if (nl_engine_domain(e, domain))
+		return -EEXIST;
+	if ((unsigned)k >= NL_POLICY_COUNT || !(p->period_s > 0))
+		return -EINVAL;
+	d = realloc(e->domains, sizeof(*d) * (e->ndomains + 1));
+	if (!d)
+		return -ENOMEM;
+	e->domains = d;
+	d = &e->domains[e->ndomains++];
+	memset(d, 0, sizeof(*d));
+	d->id = domain;
+	snprintf(d->name, sizeof(d->name), "%s", name ? name : "");
+	d->kind = k;
+	d->params = *p;
+	nl_rng_seed(&d->rng, seed);
+	nl_policy_state_init(&d->state);
+	d->first_s = e->m->ops->now(e->m);
+	d->next_due_s = d->first_s + p->period_s;
+	return 0;
+}
+
+int nl_engine_add_process(struct nl_engine *e, int pid, int domain)
+{
+	struct eprocess *p;
+
+	if (!nl_engine_domain(e, domain))
+		return -ENOENT;
+	for (size_t i = 0; i < e->nprocs; i++)
+		if (e->procs[i].pid == pid)
+			return -EEXIST;
+	p = realloc(e->procs, sizeof(*p) * (e->nprocs + 1));
+	if (!p)
+		return -ENOMEM;
+	e->procs = p;
+	e->procs[e->nprocs++] = (struct eprocess){pid, domain};
+	return 0;
+}
+
+static int domain_of_pid(const struct nl_engine *e, int pid)
+{
+	for (size_t i = 0; i < e->nprocs; i++)
+		if (e->procs[i].pid == pid)
+			return e->procs[i].domain;
+	return -1;
+}
+
+static struct ethread *thread_new(struct nl_engine *e,
+				  const struct nl_thread_info *ti, int domain)
+{
+	struct ethread *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	if (e->nall == e->capall) {
+		size_t cap = e->capall ? e->capall * 2 : 64;
+		struct ethread **n = realloc(e->all, cap * sizeof(*n));
+		if (!n) {
+			free(t);
+			return NULL;
+		}
+		e->all = n;
+		e->capall = cap;
+	}
+	t->allowed = hwloc_bitmap_dup(ti->allowed);
+	if (!t->allowed) {
+		free(t);
+		return NULL;
+	}
+	t->tid = ti->tid;
+	t->pid = ti->pid;
+	t->domain = domain;
+	t->start_time = ti->start_time;
+	t->cpu = ti->cpu;
+	t->alive = 1;
+	t->preferred_node = -1;
+	t->acc.cpu = -1;
+	nl_record_clear(&t->record);
+	e->all[e->nall++] = t;
+	return t;
+}
+
+/* Step 1: merge the machine's thread list into ours (both sorted by tid). */
+static int refresh_threads(struct nl_engine *e)
+{
+	const struct nl_thread_info *ti;
+	size_t n, j = 0, nl = 0;
+	struct ethread **live;
+	int rc = e->m->ops->threads(e->m, &ti, &n);
+
+	if (rc < 0)
+		return rc;
+	live = malloc(sizeof(*live) * (n + 1));
+	if (!live)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int domain = domain_of_pid(e, ti[i].pid);
+		if (domain < 0)
+			continue;
+		while (j < e->nlive && e->live[j]->tid < ti[i].tid)
+			e->live[j++]->alive = 0;
+		struct ethread *t = NULL;
+		if (j < e->nlive && e->live[j]->tid == ti[i].tid) {
+			t = e->live[j++];
+			/* Same tid, other start time: a new thread. */
+			if (t->start_time != ti[i].start_time) {
+				t->alive = 0;
+				t = NULL;
+			}
+		}
+		if (!t)
+			t = thread_new(e, &ti[i], domain);
+		if (!t) {
+			free(live);
+			return -ENOMEM;
+		}
+		t->cpu = ti[i].cpu;
+		t->alive = 1;
+		live[nl++] = t;
+	}
+	while (j < e->nlive)
+		e->live[j++]->alive = 0;
+	free(e->live);
+	e->live = live;
+	e->nlive = nl;
+	return 0;
+}
+
+/* Step 2: add each live thread's counters since the last wake. */
+static void sample_threads(struct nl_engine *e)
+{
+	const struct nl_topology *topo = e->m->topo;
+	for (size_t i = 0; i < e->nlive; i++) {
+		struct ethread *t = e->live[i];
+		struct nl_sample s;
+		memset(&s, 0, sizeof(s));
+		s.cpu = -1;
+		if (e->m->ops->sample(e->m, t->tid, &s) < 0)
+			continue;
+		nl_sample_add(&t->acc, &s);
+		int cpu = s.cpu >= 0 ? s.cpu : t->cpu;
+		if (cpu >= 0 && cpu < topo->ncpus && topo->cpu_node[cpu] >= 0)
+			t->time_on_node[topo->cpu_node[cpu]] +=
+				(s.measured & NL_M_TASK_CLOCK) ? s.task_clock_s
+							       : s.wall_s;
+	}
+}
+
+/* The node holding most of pid's pages, for threads with no samples. */
+static int page_node(struct nl_engine *e, int pid)
+{
+	double pages[NL_MAX_NODES] = {0}, best = 0;
+	int node = -1;
+	if (!e->m->ops->node_pages || e->m->ops->node_pages(e->m, pid, pages))
+		return -1;
+	for (int i = 0; i < e->m->topo->nnodes; i++)
+		if (pages[i] > best) {
+			best = pages[i];
+			node = i;
+		}
+	return node;
+}
+
+/* Step 3: the 3DyRM model of every thread of the domain. */
+static void model_domain(struct nl_engine *e, struct edomain *d, double now)
+{
+	const struct nl_topology *topo = e->m->topo;
+	int last_pid = -1, last_node = -1;
+
+	for (size_t i = 0; i < e->nlive; i++) {
+		struct ethread *t = e->live[i];
+		struct nl_perf pf;
+		if (t->domain != d->id)
+			continue;
+		t->has_prev = t->has_perf;
+		t->prev_perf = t->perf;
+		t->has_perf = nl_perf_compute(&t->acc, &d->params.perf,
+					      topo->nnodes, &pf) == 0;
+		int cpu = t->acc.cpu >= 0 ? t->acc.cpu : t->cpu;
+		memset(&t->acc, 0, sizeof(t->acc));
+		t->acc.cpu = -1;
+		if (!t->has_perf)
+			continue;
+		t->perf = pf.perf;
+		d->terms_seen |= pf.terms;
+		if (pf.preferred_node < 0) {
+			if (t->pid != last_pid) {
+				last_pid = t->pid;
+				last_node = page_node(e, t->pid);
+			}
+			pf.preferred_node = last_node;
+		}
+		t->preferred_node = pf.preferred_node;
+		if (cpu >= 0 && cpu < topo->ncpus)
+			nl_record_note(&t->record, topo->cpu_node[cpu], t->perf,
+				       now);
+		t->periods_measured++;
+		t->sum_perf += pf.perf;
+		if (pf.terms & NL_T_OPS) {
+			t->sum_ops_per_s += pf.ops_per_s;
+			t->n_ops++;
+		}
+		if (pf.terms & NL_T_OI) {
+			t->sum_oi += pf.oi;
+			t->n_oi++;
+		}
+		if (pf.terms & NL_T_LATENCY) {
+			t->sum_latency_ns += pf.latency_ns;
+			t->n_latency++;
+		}
+	}
+}
+
+static int journal(struct edomain *d, const struct nl_action *a, double t_s,
+		   const char *reason)
+{
+	if (d->nevents == d->capevents) {
+		size_t cap = d->capevents ? d->capevents * 2 : 64;
+		struct event *n = realloc(d->events, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		d->events = n;
+		d->capevents = cap;
+	}
+	d->events[d->nevents++] = (struct event){
+		t_s,	    reason ? NL_ACT_SKIP : a->kind,
+		a->tid,	    a->other_tid,
+		a->from_cpu, a->to_cpu,
+		a->tickets, a->total_tickets,
+		reason ? reason : a->reason};
+	return 0;
+}
+
+static struct ethread *live_thread(struct nl_engine *e, int tid)
+{
+	size_t lo = 0, hi = e->nlive;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (e->live[mid]->tid == tid)
+			return e->live[mid];
+		if (e->live[mid]->tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Place one thread, never outside the CPUs it had when taken over. */
+static const char *place(struct nl_engine *e, struct ethread *t, int cpu)
+{
+	int rc;
+	if (!t || cpu < 0 || !hwloc_bitmap_isset(t->allowed, (unsigned)cpu))
+		return "destination outside the thread's allowed CPUs";
+	rc = e->m->ops->place(e->m, t->tid, cpu);
+	if (rc == -ESRCH) {
+		t->alive = 0;
+		return "thread exited before the move";
+	}
+	if (rc < 0)
+		return "the machine refused the move";
+	t->cpu = cpu;
+	t->pinned = 1;
+	return NULL;
+}
+
+/* Step 5: apply the plan, journal what was done and what was not. */
+static int apply(struct nl_engine *e, struct edomain *d, double now)
+{
+	int rc = 0;
+	for (size_t i = 0; i < e->plan.n && rc == 0; i++) {
+		const struct nl_action *a = &e->plan.actions[i];
+		struct ethread *t = live_thread(e, a->tid);
+		struct ethread *u = a->kind == NL_ACT_SWAP
+					    ? live_thread(e, a->other_tid)
+					    : NULL;
+		const char *why = NULL;
+
+		if (a->kind == NL_ACT_SKIP) {
+			d->sum.skips++;
+			rc = journal(d, a, now, NULL);
+			continue;
+		}
+		if (a->kind == NL_ACT_SWAP &&
+		    (!u || !hwloc_bitmap_isset(u->allowed,
+					       (unsigned)a->from_cpu)))
+			why = "swap partner may not use this CPU";
+		if (!why)
+			why = place(e, t, a->to_cpu);
+		if (!why && u)
+			why = place(e, u, a->from_cpu);
+		if (why) {
+			d->sum.skips++;
+			rc = journal(d, a, now, why);
+			continue;
+		}
+		switch (a->kind) {
+		case NL_ACT_PIN:
+			d->sum.pins++;
+			continue;
+		case NL_ACT_MIGRATE:
+			d->sum.migrations++;
+			break;
+		case NL_ACT_SWAP:
+			d->sum.swaps++;
+			u->migrations++;
+			break;
+		default:
+			d->sum.rollbacks++;
+			break;
+		}
+		t->migrations++;
+		rc = journal(d, a, now, NULL);
+	}
+	return rc;
+}
+
+/* Steps 3-6 for one domain. */
+static int step_domain(struct nl_engine *e, struct edomain *d, double now)
+{
+	size_t n = e->nlive;
+	struct nl_view_thread *vt = calloc(n + 1, sizeof(*vt));
+	double *perf = malloc(sizeof(double) * (n + 1));
+	double *rel = malloc(sizeof(double) * (n + 1));
+	int *group = malloc(sizeof(int) * (n + 1));
+	unsigned char *has = calloc(n + 1, 1);
+	int *head = malloc(sizeof(int) * (size_t)e->m->topo->ncpus);
+	int *next = malloc(sizeof(int) * (n + 1));
+	int rc = -ENOMEM;
+
+	if (!vt || !perf || !rel || !group || !has || !head || !next)
+		goto out;
+	model_domain(e, d, now);
+	for (size_t i = 0; i < n; i++) {
+		struct ethread *t = e->live[i];
+		perf[i] = t->perf;
+		/* Relative perf is per process of this domain. */
+		group[i] = t->domain == d->id ? t->pid : -1;
+		has[i] = t->domain == d->id && t->has_perf;
+	}
+	nl_perf_relative(perf, group, has, (int)n, rel);
+	for (size_t i = 0; i < n; i++) {
+		struct ethread *t = e->live[i];
+		vt[i] = (struct nl_view_thread){
+			.tid = t->tid,
+			.pid = t->pid,
+			.domain = t->domain,
+			.cpu = t->cpu,
+			.pinned = t->pinned,
+			.has_perf = t->has_perf,
+			.perf = t->perf,
+			.rel_perf = rel[i],
+			.has_prev = t->has_prev,
+			.prev_perf = t->prev_perf,
+			.preferred_node = t->preferred_node,
+			.record = &t->record,
+			.allowed = t->allowed,
+		};
+	}
+	struct nl_view v = {
+		.topo = e->m->topo,
+		.threads = vt,
+		.nthreads = (int)n,
+		.domain = d->id,
+		.now_s = now,
+		.occ_head = head,
+		.occ_next = next,
+	};
+	nl_view_index(&v);
+	nl_plan_clear(&e->plan);
+	rc = nl_policy_step(d->kind, &d->params, &v, &d->state, &d->rng,
+			    &e->plan);
+	if (rc == 0)
+		rc = apply(e, d, now);
+	d->sum.periods++;
+	d->next_due_s = now + (e->plan.next_period_s > 0 ? e->plan.next_period_s
+							 : d->params.period_s);
+out:
+	free(vt);
+	free(perf);
+	free(rel);
+	free(group);
+	free(has);
+	free(head);
+	free(next);
+	return rc;
+}
+
+static double next_due(const struct nl_engine *e)
+{
+	double t = INFINITY;
+	for (size_t i = 0; i < e->ndomains; i++)
+		if (e->domains[i].next_due_s < t)
+			t = e->domains[i].next_due_s;
+	return t;
+}
+
+double nl_engine_step_due(struct nl_engine *e)
+{
+	double now = e->m->ops->now(e->m);
+	int rc = refresh_threads(e);
+
+	if (rc < 0)
+		return rc;
+	sample_threads(e);
+	for (size_t i = 0; i < e->ndomains; i++) {
+		struct edomain *d = &e->domains[i];
+		if (d->next_due_s <= now + DUE_SLACK_S) {
+			rc = step_domain(e, d, now);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return next_due(e);
+}
+
+int nl_engine_run(struct nl_engine *e)
+{
+	int more = 1;
+
+	if (e->ndomains == 0)
+		return -EINVAL;
+	while (more > 0) {
+		double due = nl_engine_step_due(e);
+		if (due < 0)
+			return (int)due;
+		double wait = due - e->m->ops->now(e->m);
+		more = e->m->ops->wait(e->m, wait > 0 ? wait : 0);
+	}
+	if (more == 0) {
+		/* A last look, so the journal sees how everything ended. */
+		int rc = refresh_threads(e);
+		if (rc == 0)
+			sample_threads(e);
+	}
+	nl_engine_release(e, -1);
+	return more < 0 ? more : 0;
+}
+
+void nl_engine_release(struct nl_engine *e, int domain)
+{
+	for (size_t i = 0; i < e->nlive; i++) {
+		struct ethread *t = e->live[i];
+		if ((domain < 0 || t->domain == domain) && t->pinned &&
+		    t->alive) {
+			e->m->ops->release(e->m, t->tid);
+			t->pinned = 0;
+		}
+	}
+}
+
+int nl_engine_summary(struct nl_engine *e, int domain,
+		      struct nl_engine_summary *out)
+{
+	struct edomain *d = nl_engine_domain(e, domain);
+	if (!d)
+		return -ENOENT;
+	*out = d->sum;
+	return 0;
+}

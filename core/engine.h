@@ -1,0 +1,60 @@
+/* numalot: the engine's loop: threads, sample, model, policy, place, journal. */
+#ifndef NUMALOT_ENGINE_H
+#define NUMALOT_ENGINE_H
+
+#include <stdint.h>
+
+#include "machine.h"
+#include "policy.h"
+
+struct nl_engine;
+struct json_object;
+
+int nl_engine_create(struct nl_machine *m, struct nl_engine **out);
+void nl_engine_free(struct nl_engine *e);
+
+/*
+ * A migration domain (a job): its own policy, parameters, generator seed
+ * and journal. Returns 0, -EEXIST, -EINVAL or -ENOMEM.
+ */
+int nl_engine_add_domain(struct nl_engine *e, int domain, const char *name,
+			 enum nl_policy_kind k,
+			 const struct nl_policy_params *p, uint64_t seed);
+/* Put process pid under domain (its threads are taken over next period). */
+int nl_engine_add_process(struct nl_engine *e, int pid, int domain);
+
+/*
+ * Step every domain that is due at the machine's current time: refresh
+ * threads, sample, model, decide, place, journal. Returns the machine time
+ * at which the next domain is due, or a negative errno.
+ */
+double nl_engine_step_due(struct nl_engine *e);
+
+/*
+ * Run until the machine's managed processes are all done: step, wait,
+ * step. Returns 0 or a negative errno.
+ */
+int nl_engine_run(struct nl_engine *e);
+
+/* Give every live managed thread of the domain (-1: all) its affinity back. */
+void nl_engine_release(struct nl_engine *e, int domain);
+
+/*
+ * The report of one domain as json-c (docs/report-format.md); the caller
+ * owns it. NULL for an unknown domain.
+ */
+struct json_object *nl_engine_report(struct nl_engine *e, int domain);
+
+/* Totals of a domain, for short tables. */
+struct nl_engine_summary {
+	int periods;
+	int migrations;
+	int swaps;
+	int rollbacks;
+	int skips;
+	int pins;
+};
+int nl_engine_summary(struct nl_engine *e, int domain,
+		      struct nl_engine_summary *out);
+
+#endif

@@ -1,0 +1,76 @@
+/* numalot: the engine's private state, shared by engine.c and report.c. */
+#ifndef NUMALOT_ENGINE_PRIV_H
+#define NUMALOT_ENGINE_PRIV_H
+
+#include "engine.h"
+#include "perf.h"
+
+/* A thread the engine has taken over, alive or gone. */
+struct ethread {
+	int tid;
+	int pid;
+	int domain;
+	unsigned long long start_time;
+	hwloc_bitmap_t allowed; /* as it was when taken over: the limit */
+	int cpu;
+	int pinned;
+	int alive;
+	struct nl_sample acc;   /* since its domain's last step */
+	struct nl_record record;
+	double perf, prev_perf;
+	int has_perf, has_prev;
+	int preferred_node;
+	/* journal */
+	double time_on_node[NL_MAX_NODES];
+	int migrations;
+	int periods_measured;
+	double sum_ops_per_s, sum_oi, sum_latency_ns, sum_perf;
+	int n_ops, n_oi, n_latency;
+};
+
+struct event {
+	double t_s;
+	enum nl_action_kind kind;
+	int tid, other_tid;
+	int from_cpu, to_cpu;
+	double tickets, total_tickets;
+	const char *reason;
+};
+
+struct edomain {
+	int id;
+	char name[64];
+	enum nl_policy_kind kind;
+	struct nl_policy_params params;
+	struct nl_rng rng;
+	struct nl_policy_state state;
+	double next_due_s;
+	double first_s;
+	unsigned terms_seen; /* nl_perf_terms that entered some perf */
+	struct event *events;
+	size_t nevents, capevents;
+	struct nl_engine_summary sum;
+};
+
+struct eprocess {
+	int pid;
+	int domain;
+};
+
+struct nl_engine {
+	struct nl_machine *m;
+	struct ethread **all; /* every thread ever taken over, in order */
+	size_t nall, capall;
+	struct ethread **live; /* alive, sorted by tid */
+	size_t nlive;
+	struct edomain *domains;
+	size_t ndomains;
+	struct eprocess *procs;
+	size_t nprocs;
+	struct nl_plan plan;
+	double start_s;
+};
+
+struct edomain *nl_engine_domain(struct nl_engine *e, int id);
+
+#endif

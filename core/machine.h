@@ -1,0 +1,86 @@
+/*
+ * numalot: the machine interface, the seam between the engine and the world
+ * (ARCHITECTURE.md). Implementations: the simulated node (sim/), a recording
+ * dry run (dryrun.c), and the real node.
+ */
+#ifndef NUMALOT_MACHINE_H
+#define NUMALOT_MACHINE_H
+
+#include <stddef.h>
+#include <hwloc.h>
+
+#include "sample.h"
+#include "topology.h"
+
+/* A live thread of a managed process. */
+struct nl_thread_info {
+	int tid;
+	int pid;
+	unsigned long long start_time; /* tells a reused tid from the old one */
+	int cpu;                       /* dense CPU it is on, -1 unknown */
+	hwloc_bitmap_t allowed;        /* dense CPUs it may use (machine's) */
+};
+
+struct nl_process_info {
+	int pid;
+	int job;           /* job (migration domain) id, from the machine */
+	char name[64];
+	double start_s;    /* machine time it started */
+	double end_s;      /* machine time it ended, < 0 while running */
+	int threads_seen;  /* threads it has had so far */
+};
+
+struct nl_machine;
+
+struct nl_machine_ops {
+	/*
+	 * Live threads of the managed processes, sorted by tid. The array and
+	 * its bitmaps belong to the machine, valid until the next call.
+	 */
+	int (*threads)(struct nl_machine *m, const struct nl_thread_info **out,
+		       size_t *n);
+	/* Counter deltas of tid since the previous call (or since start). */
+	int (*sample)(struct nl_machine *m, int tid, struct nl_sample *out);
+	/* Bind tid to one dense CPU. -ESRCH: the thread is gone. */
+	int (*place)(struct nl_machine *m, int tid, int cpu);
+	/* Give tid back the affinity it had before numalot. */
+	int (*release)(struct nl_machine *m, int tid);
+	/*
+	 * Let up to seconds pass (simulate or sleep). Returns 1 while managed
+	 * processes remain, 0 when all are done, or a negative errno.
+	 */
+	int (*wait)(struct nl_machine *m, double seconds);
+	double (*now)(struct nl_machine *m);
+	/* Every managed process, running or ended (array owned by m). */
+	int (*processes)(struct nl_machine *m,
+			 const struct nl_process_info **out, size_t *n);
+	/* Resident pages of pid by node (optional, may be NULL). */
+	int (*node_pages)(struct nl_machine *m, int pid, double *pages);
+	void (*destroy)(struct nl_machine *m);
+};
+
+struct nl_machine {
+	const struct nl_machine_ops *ops;
+	const struct nl_topology *topo;
+	const char *backend;   /* counter backend name: "model", "software"... */
+	unsigned measured;     /* enum nl_measured bits this machine provides */
+	void *priv;
+};
+
+static inline void nl_machine_destroy(struct nl_machine *m)
+{
+	if (m)
+		m->ops->destroy(m);
+}
+
+/*
+ * Dry run: wraps another machine and records every place/release call
+ * instead of applying it (the inner machine still provides threads, time
+ * and samples). nl_dryrun_log lists what was asked, one "place TID CPU" or
+ * "release TID" per entry.
+ */
+int nl_dryrun_create(struct nl_machine *inner, struct nl_machine **out);
+size_t nl_dryrun_count(const struct nl_machine *m);
+const char *nl_dryrun_entry(const struct nl_machine *m, size_t i);
+
+#endif

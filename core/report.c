@@ -1,0 +1,243 @@
+/* numalot: the JSON report of a domain (docs/report-format.md). */
+#include "engine_priv.h"
+#include "version.h"
+
+#include <json-c/json.h>
+#include <string.h>
+
+static struct json_object *jint_array(const int *v, int n)
+{
+	struct json_object *a = json_object_new_array();
+	for (int i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_int(v[i]));
+	return a;
+}
+
+static struct json_object *jmean(double sum, int n)
+{
+	return n > 0 ? json_object_new_double(sum / n) : NULL;
+}
+
+static struct json_object *counters_json(const struct nl_machine *m,
+					 unsigned terms)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} fields[] = {
+		{"instructions", NL_M_INSTRUCTIONS}, {"fp_ops", NL_M_FP_OPS},
+		{"llc_misses", NL_M_LLC_MISSES},     {"latency", NL_M_LATENCY},
+		{"task_clock", NL_M_TASK_CLOCK},     {"cpu", NL_M_CPU},
+		{"node_access", NL_M_NODE_ACCESS},
+	};
+	struct json_object *c = json_object_new_object();
+	struct json_object *meas = json_object_new_object();
+	struct json_object *t = json_object_new_object();
+
+	json_object_object_add(c, "backend",
+			       json_object_new_string(m->backend));
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		json_object_object_add(
+			meas, fields[i].name,
+			json_object_new_boolean(m->measured & fields[i].bit));
+	json_object_object_add(c, "measured", meas);
+	/* The 3DyRM terms that really entered perf in this run. */
+	json_object_object_add(t, "ops_per_s",
+			       json_object_new_boolean(terms & NL_T_OPS));
+	json_object_object_add(t, "oi", json_object_new_boolean(terms & NL_T_OI));
+	json_object_object_add(t, "latency",
+			       json_object_new_boolean(terms & NL_T_LATENCY));
+	json_object_object_add(t, "cpu_share",
+			       json_object_new_boolean(terms & NL_T_CPU_SHARE));
+	json_object_object_add(c, "perf_terms", t);
+	return c;
+}
+
+static struct json_object *machine_json(const struct nl_topology *topo)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *dist = json_object_new_array();
+	int n = topo->nnodes;
+
+	json_object_object_add(o, "topology",
+			       json_object_new_string(topo->source));
+	json_object_object_add(o, "nodes", json_object_new_int(n));
+	json_object_object_add(o, "cpus", json_object_new_int(topo->ncpus));
+	json_object_object_add(o, "cpus_per_node",
+			       jint_array(topo->node_ncpus, n));
+	for (int i = 0; i < n; i++) {
+		struct json_object *row = json_object_new_array();
+		for (int j = 0; j < n; j++)
+			json_object_array_add(
+				row, json_object_new_int((int)nl_topology_distance(
+					     topo, i, j)));
+		json_object_array_add(dist, row);
+	}
+	json_object_object_add(o, "distances", dist);
+	json_object_object_add(o, "distances_source",
+			       json_object_new_string(topo->distances_from_os
+							      ? "machine"
+							      : "default"));
+	return o;
+}
+
+static struct json_object *processes_json(struct nl_engine *e, int domain)
+{
+	struct json_object *a = json_object_new_array();
+	const struct nl_process_info *p;
+	size_t n;
+	double now = e->m->ops->now(e->m);
+
+	if (e->m->ops->processes(e->m, &p, &n) < 0)
+		return a;
+	for (size_t i = 0; i < n; i++) {
+		int dom = -1;
+		for (size_t k = 0; k < e->nprocs; k++)
+			if (e->procs[k].pid == p[i].pid)
+				dom = e->procs[k].domain;
+		if (dom != domain)
+			continue;
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "pid", json_object_new_int(p[i].pid));
+		json_object_object_add(o, "name",
+				       json_object_new_string(p[i].name));
+		json_object_object_add(o, "threads",
+				       json_object_new_int(p[i].threads_seen));
+		json_object_object_add(o, "start_s",
+				       json_object_new_double(p[i].start_s));
+		if (p[i].end_s >= 0)
+			json_object_object_add(
+				o, "completion_s",
+				json_object_new_double(p[i].end_s));
+		else
+			json_object_object_add(
+				o, "runtime_s",
+				json_object_new_double(now - p[i].start_s));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static struct json_object *threads_json(struct nl_engine *e, int domain)
+{
+	const struct nl_topology *topo = e->m->topo;
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < e->nall; i++) {
+		const struct ethread *t = e->all[i];
+		struct json_object *o, *nodes;
+		if (t->domain != domain)
+			continue;
+		o = json_object_new_object();
+		nodes = json_object_new_array();
+		for (int k = 0; k < topo->nnodes; k++)
+			json_object_array_add(
+				nodes, json_object_new_double(t->time_on_node[k]));
+		json_object_object_add(o, "tid", json_object_new_int(t->tid));
+		json_object_object_add(o, "pid", json_object_new_int(t->pid));
+		json_object_object_add(
+			o, "last_cpu",
+			t->cpu >= 0 ? json_object_new_int(topo->cpu_os[t->cpu])
+				    : NULL);
+		json_object_object_add(o, "time_per_node_s", nodes);
+		json_object_object_add(o, "migrations",
+				       json_object_new_int(t->migrations));
+		json_object_object_add(o, "periods",
+				       json_object_new_int(t->periods_measured));
+		json_object_object_add(o, "ops_per_s",
+				       jmean(t->sum_ops_per_s, t->n_ops));
+		json_object_object_add(o, "oi", jmean(t->sum_oi, t->n_oi));
+		json_object_object_add(o, "latency_ns",
+				       jmean(t->sum_latency_ns, t->n_latency));
+		json_object_object_add(o, "perf",
+				       jmean(t->sum_perf, t->periods_measured));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static struct json_object *cpu_json(const struct nl_topology *topo, int cpu)
+{
+	return cpu >= 0 && cpu < topo->ncpus
+		       ? json_object_new_int(topo->cpu_os[cpu])
+		       : NULL;
+}
+
+static struct json_object *node_json(const struct nl_topology *topo, int cpu)
+{
+	return cpu >= 0 && cpu < topo->ncpus
+		       ? json_object_new_int(topo->cpu_node[cpu])
+		       : NULL;
+}
+
+static struct json_object *events_json(struct nl_engine *e,
+				       const struct edomain *d)
+{
+	const struct nl_topology *topo = e->m->topo;
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < d->nevents; i++) {
+		const struct event *ev = &d->events[i];
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "t_s", json_object_new_double(ev->t_s));
+		json_object_object_add(o, "kind", json_object_new_string(
+							  nl_action_name(ev->kind)));
+		json_object_object_add(o, "tid", json_object_new_int(ev->tid));
+		if (ev->other_tid >= 0)
+			json_object_object_add(o, "other_tid",
+					       json_object_new_int(ev->other_tid));
+		json_object_object_add(o, "from_cpu", cpu_json(topo, ev->from_cpu));
+		json_object_object_add(o, "to_cpu", cpu_json(topo, ev->to_cpu));
+		json_object_object_add(o, "from_node",
+				       node_json(topo, ev->from_cpu));
+		json_object_object_add(o, "to_node", node_json(topo, ev->to_cpu));
+		if (ev->total_tickets > 0) {
+			json_object_object_add(o, "tickets",
+					       json_object_new_double(ev->tickets));
+			json_object_object_add(
+				o, "total_tickets",
+				json_object_new_double(ev->total_tickets));
+		}
+		json_object_object_add(o, "reason",
+				       json_object_new_string(ev->reason));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+struct json_object *nl_engine_report(struct nl_engine *e, int domain)
+{
+	struct edomain *d = nl_engine_domain(e, domain);
+	struct json_object *r, *pol, *sum;
+
+	if (!d)
+		return NULL;
+	r = json_object_new_object();
+	pol = json_object_new_object();
+	json_object_object_add(r, "numalot",
+			       json_object_new_string(NUMALOT_VERSION));
+	json_object_object_add(pol, "name",
+			       json_object_new_string(nl_policy_name(d->kind)));
+	json_object_object_add(pol, "params", nl_policy_params_json(&d->params));
+	json_object_object_add(r, "policy", pol);
+	json_object_object_add(r, "domain", json_object_new_string(d->name));
+	json_object_object_add(r, "counters", counters_json(e->m, d->terms_seen));
+	json_object_object_add(r, "machine", machine_json(e->m->topo));
+	json_object_object_add(r, "processes", processes_json(e, domain));
+	json_object_object_add(r, "threads", threads_json(e, domain));
+	json_object_object_add(r, "events", events_json(e, d));
+	sum = json_object_new_object();
+	json_object_object_add(sum, "periods", json_object_new_int(d->sum.periods));
+	json_object_object_add(sum, "migrations",
+			       json_object_new_int(d->sum.migrations));
+	json_object_object_add(sum, "swaps", json_object_new_int(d->sum.swaps));
+	json_object_object_add(sum, "rollbacks",
+			       json_object_new_int(d->sum.rollbacks));
+	json_object_object_add(sum, "skips", json_object_new_int(d->sum.skips));
+	json_object_object_add(sum, "pins", json_object_new_int(d->sum.pins));
+	json_object_object_add(
+		sum, "duration_s",
+		json_object_new_double(e->m->ops->now(e->m) - d->first_s));
+	json_object_object_add(r, "summary", sum);
+	return r;
+}

@@ -1,0 +1,19 @@
+/* numalot: counter samples. */
+#include "sample.h"
+
+void nl_sample_add(struct nl_sample *a, const struct nl_sample *b)
+{
+	a->measured = a->wall_s > 0 ? (a->measured & b->measured) : b->measured;
+	a->wall_s += b->wall_s;
+	a->instructions += b->instructions;
+	a->fp_ops += b->fp_ops;
+	a->llc_misses += b->llc_misses;
+	a->task_clock_s += b->task_clock_s;
+	if (b->cpu >= 0)
+		a->cpu = b->cpu;
+	for (int i = 0; i < NL_MAX_NODES; i++) {
+		a->lat_count[i] += b->lat_count[i];
+		a->lat_sum_ns[i] += b->lat_sum_ns[i];
+		a->access[i] += b->access[i];
+	}
+}

@@ -1,0 +1,42 @@
+/* numalot: one thread's counter readings over an interval. */
+#ifndef NUMALOT_SAMPLE_H
+#define NUMALOT_SAMPLE_H
+
+/* numalot handles machines of up to this many NUMA nodes. */
+#define NL_MAX_NODES 64
+
+/* Which fields of struct nl_sample were really measured. */
+enum nl_measured {
+	NL_M_INSTRUCTIONS = 1u << 0, /* instructions retired */
+	NL_M_FP_OPS = 1u << 1,       /* floating-point ops, width-weighted */
+	NL_M_LLC_MISSES = 1u << 2,   /* last-level misses served by memory */
+	NL_M_LATENCY = 1u << 3,      /* sampled load latency, by node */
+	NL_M_TASK_CLOCK = 1u << 4,   /* CPU time */
+	NL_M_CPU = 1u << 5,          /* CPU it last ran on */
+	NL_M_NODE_ACCESS = 1u << 6,  /* accesses (or pages) by node */
+};
+
+/*
+ * Counter deltas of one thread over an interval: what the real samplers and
+ * the machine model both fill. A field whose flag is clear holds 0 and means
+ * "unknown", never "zero".
+ */
+struct nl_sample {
+	unsigned measured;
+	double wall_s;       /* length of the interval */
+	double instructions;
+	double fp_ops;
+	double llc_misses;   /* count of cache lines */
+	double task_clock_s;
+	int cpu;             /* dense CPU index it last ran on, -1 unknown */
+	/* Latency samples grouped by the node holding the address. */
+	double lat_count[NL_MAX_NODES];
+	double lat_sum_ns[NL_MAX_NODES];
+	/* Accesses (or resident pages) by node, for the preferred node. */
+	double access[NL_MAX_NODES];
+};
+
+/* Add b to a (flags are and-ed once a holds something; cpu is b's). */
+void nl_sample_add(struct nl_sample *a, const struct nl_sample *b);
+
+#endif

@@ -1,0 +1,42 @@
+/* numalot: scenario files for the simulated NUMA node (docs/scenarios.md). */
+#ifndef NUMALOT_SCENARIO_H
+#define NUMALOT_SCENARIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct nl_scenario;
+struct nl_machine;
+
+/*
+ * Read and check a scenario file. Returns 0, or a negative errno with err
+ * naming the file and the field ("s.json: processes[1].kind: unknown kind
+ * \"foo\" (valid: ...)").
+ */
+int nl_scenario_load(const char *path, struct nl_scenario **out, char *err,
+		     size_t errlen);
+/*
+ * The same from text; name stands for the file in messages, base_dir is
+ * where relative topology paths are looked up (NULL: the current folder).
+ */
+int nl_scenario_parse(const char *text, const char *name, const char *base_dir,
+		      struct nl_scenario **out, char *err, size_t errlen);
+void nl_scenario_free(struct nl_scenario *sc);
+
+struct nl_topology;
+/* The scenario's name ("name" field, else the file's base name). */
+const char *nl_scenario_name(const struct nl_scenario *sc);
+/* Its topology, distances applied (owned by the scenario). */
+const struct nl_topology *nl_scenario_topology(const struct nl_scenario *sc);
+/* Its "duration_s" cap on simulated time, 0 when it has none. */
+double nl_scenario_duration(const struct nl_scenario *sc);
+
+/*
+ * A simulated NUMA node running the scenario from time 0; noise and any
+ * other randomness of the model come from seed. The machine owns its own
+ * copy of what it needs (the scenario may be freed after).
+ */
+int nl_sim_create(const struct nl_scenario *sc, uint64_t seed,
+		  struct nl_machine **out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,275 @@
+/* numalot: topology from hwloc (live machine, XML file, synthetic). */
+#include "topology.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sample.h"
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Point hwloc at the source spec names. */
+static int set_source(hwloc_topology_t hw, const char *spec, char **source,
+		      char *err, size_t errlen)
+{
+	const char *arg;
+	int rc;
+	size_t n;
+
+	if (!spec || !*spec || strcmp(spec, "live") == 0) {
+		*source = strdup("live");
+		return *source ? 0 : -ENOMEM;
+	}
+	if (strncmp(spec, "xml:", 4) == 0 || ends_with(spec, ".xml")) {
+		arg = strncmp(spec, "xml:", 4) == 0 ? spec + 4 : spec;
+		rc = hwloc_topology_set_xml(hw, arg);
+		if (rc < 0)
+			return fail(err, errlen, -errno ? -errno : -EINVAL,
+				    "topology: cannot read XML file \"%s\": %s",
+				    arg, strerror(errno));
+		n = strlen(arg) + 5;
+	} else {
+		arg = strncmp(spec, "synthetic:", 10) == 0 ? spec + 10 : spec;
+		if (hwloc_topology_set_synthetic(hw, arg) < 0)
+			return fail(err, errlen, -EINVAL,
+				    "topology: invalid synthetic description "
+				    "\"%s\" (example: \"pack:2 numa:1 core:4 "
+				    "pu:1\")",
+				    arg);
+		n = strlen(arg) + 11;
+	}
+	*source = malloc(n);
+	if (!*source)
+		return -ENOMEM;
+	snprintf(*source, n, "%s%s", arg == spec + 10 ? "synthetic:" :
+				     arg == spec + 4  ? "xml:"
+						      : "",
+		 arg);
+	return 0;
+}
+
+static void default_distances(struct nl_topology *t)
+{
+	for (int i = 0; i < t->nnodes; i++)
+		for (int j = 0; j < t->nnodes; j++)
+			t->distance[i * t->nnodes + j] = i == j ? 10 : 21;
+	t->distances_from_os = 0;
+}
+
+/* Take the first NUMA latency matrix hwloc has that covers every node. */
+static void read_distances(struct nl_topology *t)
+{
+	struct hwloc_distances_s *d[8];
+	unsigned nr = 8;
+	int nn = t->nnodes;
+
+	default_distances(t);
+	if (hwloc_distances_get_by_type(t->hw, HWLOC_OBJ_NUMANODE, &nr, d,
+					HWLOC_DISTANCES_KIND_MEANS_LATENCY,
+					0) < 0)
+		return;
+	if (nr > 8)
+		nr = 8;
+	for (unsigned k = 0; k < nr; k++) {
+		unsigned n = d[k]->nbobjs;
+		int complete = (int)n == nn;
+		for (unsigned i = 0; complete && i < n; i++) {
+			double diag = (double)d[k]->values[i * n + i];
+			if (diag <= 0)
+				complete = 0;
+		}
+		if (!complete)
+			continue;
+		for (unsigned i = 0; i < n; i++) {
+			int li = (int)d[k]->objs[i]->logical_index;
+			double diag = (double)d[k]->values[i * n + i];
+			for (unsigned j = 0; j < n; j++) {
+				int lj = (int)d[k]->objs[j]->logical_index;
+				double v = (double)d[k]->values[i * n + j];
+				/* Scale so that local is 10, as SLIT has it. */
+				t->distance[li * nn + lj] =
+					(unsigned)(v * 10.0 / diag + 0.5);
+			}
+		}
+		t->distances_from_os = 1;
+		break;
+	}
+	for (unsigned k = 0; k < nr; k++)
+		hwloc_distances_release(t->hw, d[k]);
+}
+
+static int fill_maps(struct nl_topology *t, char *err, size_t errlen)
+{
+	hwloc_topology_t hw = t->hw;
+	int npu = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PU);
+	int nnuma = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_NUMANODE);
+
+	if (npu <= 0)
+		return fail(err, errlen, -EINVAL, "topology: no CPU found");
+	if (nnuma <= 0)
+		nnuma = 1;
+	if (nnuma > NL_MAX_NODES)
+		return fail(err, errlen, -E2BIG,
+			    "topology: %d NUMA nodes, numalot handles at most "
+			    "%d",
+			    nnuma, NL_MAX_NODES);
+	t->ncpus = npu;
+	t->nnodes = nnuma;
+	t->cpu_os = calloc((size_t)npu, sizeof(int));
+	t->cpu_node = calloc((size_t)npu, sizeof(int));
+	t->cpu_core = calloc((size_t)npu, sizeof(int));
+	t->node_os = calloc((size_t)nnuma, sizeof(int));
+	t->node_ncpus = calloc((size_t)nnuma, sizeof(int));
+	t->distance = calloc((size_t)nnuma * nnuma, sizeof(unsigned));
+	if (!t->cpu_os || !t->cpu_node || !t->cpu_core || !t->node_os ||
+	    !t->node_ncpus || !t->distance)
+		return -ENOMEM;
+
+	for (int n = 0; n < nnuma; n++) {
+		hwloc_obj_t o = hwloc_get_obj_by_type(hw, HWLOC_OBJ_NUMANODE,
+						      (unsigned)n);
+		t->node_os[n] = o ? (int)o->os_index : n;
+	}
+	int ncores = 0;
+	for (int i = 0; i < npu; i++) {
+		hwloc_obj_t pu = hwloc_get_obj_by_type(hw, HWLOC_OBJ_PU,
+						       (unsigned)i);
+		hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(
+			hw, HWLOC_OBJ_CORE, pu);
+		t->cpu_os[i] = (int)pu->os_index;
+		t->cpu_core[i] = core ? (int)core->logical_index : -1;
+		t->cpu_node[i] = -1;
+		/* A CPU local to several nodes (DRAM + HBM) takes the first. */
+		for (int n = 0; n < nnuma; n++) {
+			hwloc_obj_t o = hwloc_get_obj_by_type(
+				hw, HWLOC_OBJ_NUMANODE, (unsigned)n);
+			if (!o || hwloc_bitmap_isset(o->cpuset, pu->os_index)) {
+				t->cpu_node[i] = n;
+				t->node_ncpus[n]++;
+				break;
+			}
+		}
+	}
+	/* CPUs without a core object count as cores of their own. */
+	for (int i = 0; i < npu; i++)
+		if (t->cpu_core[i] + 1 > ncores)
+			ncores = t->cpu_core[i] + 1;
+	for (int i = 0; i < npu; i++)
+		if (t->cpu_core[i] < 0)
+			t->cpu_core[i] = ncores++;
+	t->ncores = ncores;
+	read_distances(t);
+	return 0;
+}
+
+int nl_topology_load(const char *spec, struct nl_topology **out, char *err,
+		     size_t errlen)
+{
+	struct nl_topology *t = calloc(1, sizeof(*t));
+	int rc;
+
+	*out = NULL;
+	if (!t)
+		return -ENOMEM;
+	if (hwloc_topology_init(&t->hw) < 0) {
+		free(t);
+		return -ENOMEM;
+	}
+	rc = set_source(t->hw, spec, &t->source, err, errlen);
+	if (rc == 0 && hwloc_topology_load(t->hw) < 0)
+		rc = fail(err, errlen, -EINVAL,
+			  "topology: hwloc cannot load \"%s\": %s", spec,
+			  strerror(errno));
+	if (rc == 0)
+		rc = fill_maps(t, err, errlen);
+	if (rc < 0) {
+		if (rc == -ENOMEM)
+			fail(err, errlen, rc, "topology: out of memory");
+		nl_topology_free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+int nl_topology_set_distances(struct nl_topology *t, const unsigned *values)
+{
+	int n = t->nnodes;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (values[i * n + j] < 10 ||
+			    values[i * n + j] < values[i * n + i])
+				return -EINVAL;
+	memcpy(t->distance, values, sizeof(unsigned) * (size_t)n * n);
+	t->distances_from_os = 1;
+	return 0;
+}
+
+void nl_topology_free(struct nl_topology *t)
+{
+	if (!t)
+		return;
+	if (t->hw)
+		hwloc_topology_destroy(t->hw);
+	free(t->cpu_os);
+	free(t->cpu_node);
+	free(t->cpu_core);
+	free(t->node_os);
+	free(t->node_ncpus);
+	free(t->distance);
+	free(t->source);
+	free(t);
+}
+
+int nl_topology_cpu_from_os(const struct nl_topology *t, int os_index)
+{
+	for (int i = 0; i < t->ncpus; i++)
+		if (t->cpu_os[i] == os_index)
+			return i;
+	return -1;
+}
+
+int nl_topology_parse_cpulist(const struct nl_topology *t, const char *list,
+			      hwloc_bitmap_t out)
+{
+	hwloc_bitmap_t os = hwloc_bitmap_alloc();
+	int rc = 0, id;
+
+	if (!os)
+		return -ENOMEM;
+	hwloc_bitmap_zero(out);
+	if (hwloc_bitmap_list_sscanf(os, list) < 0 || hwloc_bitmap_iszero(os) ||
+	    hwloc_bitmap_weight(os) < 0)
+		rc = -EINVAL;
+	hwloc_bitmap_foreach_begin(id, os)
+	{
+		int cpu = rc == 0 ? nl_topology_cpu_from_os(t, id) : -1;
+		if (cpu < 0)
+			rc = -EINVAL;
+		else
+			hwloc_bitmap_set(out, (unsigned)cpu);
+	}
+	hwloc_bitmap_foreach_end();
+	hwloc_bitmap_free(os);
+	return rc;
+}

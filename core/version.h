@@ -1,0 +1,4 @@
+#ifndef NUMALOT_VERSION_H
+#define NUMALOT_VERSION_H
+#define NUMALOT_VERSION "0.1.0"
+#endif

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# numalot sim from the command line: good runs, bad input, determinism.
+set -u
+N=${NUMALOT:-build/numalot}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+check() { # description, then a command that must succeed
+	local what=$1
+	shift
+	if "$@"; then echo "ok - $what"; else echo "not ok - $what"; fails=$((fails + 1)); fi
+}
+expect_usage_error() { # description, expected text, args...
+	local what=$1 text=$2
+	shift 2
+	"$N" "$@" >"$T/out" 2>"$T/err"
+	local rc=$?
+	if [ $rc -eq 2 ] && grep -qF -- "$text" "$T/err"; then
+		echo "ok - $what"
+	else
+		echo "not ok - $what (status $rc, stderr: $(cat "$T/err"))"
+		fails=$((fails + 1))
+	fi
+}
+
+S=etc/scenarios/two-node-remote.json
+check "sim runs and writes a report" \
+	"$N" sim "$S" --policy=lbma --seed=4 --report="$T/a.json"
+check "report is JSON naming the policy" grep -q '"name": "lbma"' "$T/a.json"
+"$N" sim "$S" --policy lbma --seed 4 --report "$T/b.json" >"$T/table"
+check "same seed, byte-identical report" cmp -s "$T/a.json" "$T/b.json"
+check "table lists the process and totals" grep -q "makespan_s" "$T/table"
+
+expect_usage_error "no scenario" "usage" sim
+expect_usage_error "unknown policy lists the valid ones" \
+	"imar2, lbma, monitor, static" sim "$S" --policy=fast
+expect_usage_error "unknown parameter lists the valid ones" \
+	"tickets.preferred" sim "$S" --param nope=1
+expect_usage_error "bad parameter value names it" \
+	"undo_threshold" sim "$S" --param undo_threshold=2
+expect_usage_error "bad seed" "--seed" sim "$S" --seed=-1
+expect_usage_error "unknown option" "--frobnicate" sim "$S" --frobnicate
+expect_usage_error "missing file" "nope.json" sim "$T/nope.json"
+
+cat >"$T/bad-kind.json" <<'J'
+{"machine": {"topology": "numa:2 core:2 pu:1"},
+ "processes": [{"name": "a", "kind": "warp", "threads": 2}]}
+J
+expect_usage_error "unknown kind names file and field" \
+	"bad-kind.json: processes[0].kind" sim "$T/bad-kind.json" \
+	--report="$T/bad.json"
+check "nothing written on bad input" test ! -e "$T/bad.json"
+
+cat >"$T/zero.json" <<'J'
+{"machine": {"topology": "numa:2 core:2 pu:1"},
+ "processes": [{"name": "a", "kind": "compute", "threads": 0}]}
+J
+expect_usage_error "zero threads" "processes[0].threads" sim "$T/zero.json"
+
+cat >"$T/notopo.json" <<'J'
+{"machine": {}, "processes": [{"name": "a", "kind": "compute", "threads": 2}]}
+J
+expect_usage_error "missing topology" "machine.topology" sim "$T/notopo.json"
+
+printf '{"machine": ' >"$T/broken.json"
+expect_usage_error "malformed JSON names the file" "broken.json" sim "$T/broken.json"
+
+[ $fails -eq 0 ]

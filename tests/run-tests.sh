@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Run the unit test binaries and the command-line tests; print one closing
+# line "tests: N passed, M failed" and exit non-zero on any failure.
+set -u
+cd "$(dirname "$0")/.."
+passed=0
+failed=0
+failures=()
+for t in "$@"; do
+	out=$("$t" 2>&1)
+	rc=$?
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' <<<"$out" | tail -1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' <<<"$out" | tail -1)
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0}))
+	if [ $rc -ne 0 ] || [ -z "$p" ]; then
+		[ -z "$f" ] && failed=$((failed + 1))
+		failures+=("$t")
+		echo "$out" | grep -v '^\[ \+\(RUN\|OK\) \+\]' | tail -40
+	fi
+	echo "$(basename "$t"): ${p:-0} passed, ${f:-0} failed"
+done
+for t in tests/cli/test_*.sh; do
+	[ -e "$t" ] || continue
+	if out=$(NUMALOT="${NUMALOT:-build/numalot}" bash "$t" 2>&1); then
+		passed=$((passed + 1))
+		echo "$(basename "$t"): ok"
+	else
+		failed=$((failed + 1))
+		failures+=("$t")
+		echo "$out" | tail -40
+		echo "$(basename "$t"): FAILED"
+	fi
+done
+[ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
