@@ -1,0 +1,640 @@
+/*
+ * numalot: the simulated NUMA node's physics (docs/machine-model.md,
+ * MACHINE-MODEL.md): thread start placement, data placement, one tick of
+ * compute and memory with contention, counters.
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Relative change of every contention factor below which a round stops. */
+#define FIXED_POINT_TOL 1e-6
+#define TIME_EPS 1e-9
+
+static inline int node_of(const struct nl_model *m, int cpu)
+{
+	int n = m->topo->cpu_node[cpu];
+	return n < 0 ? 0 : n;
+}
+
+/* A thread arrives on (d = 1) or leaves (d = -1) cpu. */
+static void occupy(struct nl_model *m, int cpu, int d)
+{
+	int core = m->topo->cpu_core[cpu];
+	int before = m->cpu_load[cpu];
+
+	m->cpu_load[cpu] += d;
+	if (before == 0 && m->cpu_load[cpu] > 0)
+		m->core_busy[core]++;
+	else if (before > 0 && m->cpu_load[cpu] == 0)
+		m->core_busy[core]--;
+}
+
+/*
+ * Fork balancing, as Linux does it to first order: the node with the
+ * fewest threads per candidate CPU (ties: the lower node), then on it the
+ * CPU with the fewest threads, preferring a core whose siblings are idle
+ * (ties: the lower CPU). cand is not empty.
+ */
+static int pick_start_cpu(const struct nl_model *m, hwloc_const_bitmap_t cand)
+{
+	long load[NL_MAX_NODES] = {0}, ncand[NL_MAX_NODES] = {0};
+	int best = -1, cpu, bcpu = -1, bload = 0, bsib = 0;
+
+	hwloc_bitmap_foreach_begin(cpu, cand)
+	{
+		ncand[node_of(m, cpu)]++;
+		load[node_of(m, cpu)] += m->cpu_load[cpu];
+	}
+	hwloc_bitmap_foreach_end();
+	for (int n = 0; n < m->topo->nnodes; n++) {
+		if (!ncand[n])
+			continue;
+		if (best < 0 || load[n] * ncand[best] < load[best] * ncand[n])
+			best = n;
+	}
+	hwloc_bitmap_foreach_begin(cpu, cand)
+	{
+		int l = m->cpu_load[cpu];
+		int sib = m->core_busy[m->topo->cpu_core[cpu]] - (l > 0);
+
+		if (node_of(m, cpu) != best)
+			continue;
+		if (bcpu < 0 || l < bload || (l == bload && sib < bsib)) {
+			bcpu = cpu;
+			bload = l;
+			bsib = sib;
+		}
+	}
+	hwloc_bitmap_foreach_end();
+	return bcpu;
+}
+
+/* Where a process's data lands once its threads have their start CPUs. */
+static void place_data(struct nl_model *m, struct nl_model_proc *pr)
+{
+	int n = m->topo->nnodes, cpu;
+	struct nl_model_thread *t0 = &m->threads[pr->first_thread];
+	double sf = pr->spec.kind.shared_fraction;
+	int nodes[NL_MAX_NODES] = {0}, nused = 0;
+
+	memset(pr->shared_frac, 0, sizeof(double) * (size_t)n);
+	switch (pr->spec.placement) {
+	case NL_PLACE_FIRST_TOUCH:
+	case NL_PLACE_MASTER:
+		pr->shared_frac[node_of(m, t0->cpu)] = 1;
+		break;
+	case NL_PLACE_NODE:
+		pr->shared_frac[pr->spec.placement_node] = 1;
+		break;
+	case NL_PLACE_INTERLEAVE:
+		hwloc_bitmap_foreach_begin(cpu, pr->allowed)
+		{
+			nodes[node_of(m, cpu)] = 1;
+		}
+		hwloc_bitmap_foreach_end();
+		for (int j = 0; j < n; j++)
+			nused += nodes[j];
+		for (int j = 0; j < n; j++)
+			pr->shared_frac[j] = nodes[j] ? 1.0 / nused : 0;
+		break;
+	}
+	for (int k = 0; k < pr->spec.nthreads; k++) {
+		struct nl_model_thread *t = &m->threads[pr->first_thread + k];
+
+		if (pr->spec.placement == NL_PLACE_FIRST_TOUCH) {
+			memset(t->priv_frac, 0, sizeof(double) * (size_t)n);
+			t->priv_frac[node_of(m, t->cpu)] = 1;
+		} else {
+			memcpy(t->priv_frac, pr->shared_frac,
+			       sizeof(double) * (size_t)n);
+		}
+		for (int j = 0; j < n; j++)
+			t->data_frac[j] = (1 - sf) * t->priv_frac[j] +
+					  sf * pr->shared_frac[j];
+	}
+}
+
+static void start_process(struct nl_model *m, struct nl_model_proc *pr)
+{
+	hwloc_bitmap_t cand = m->cand;
+	double now = nl_model_now(m);
+
+	hwloc_bitmap_copy(cand, pr->allowed);
+	if (pr->spec.start_node >= 0)
+		for (int c = 0; c < m->topo->ncpus; c++)
+			if (node_of(m, c) != pr->spec.start_node)
+				hwloc_bitmap_clr(cand, (unsigned)c);
+	for (int k = 0; k < pr->spec.nthreads; k++) {
+		struct nl_model_thread *t = &m->threads[pr->first_thread + k];
+
+		t->cpu = pick_start_cpu(m, cand);
+		occupy(m, t->cpu, 1);
+		t->state = NL_T_RUNNING;
+		t->start_s = now;
+		t->acc.cpu = t->cpu;
+	}
+	place_data(m, pr);
+	pr->started = 1;
+	pr->start_s = now;
+	pr->threads_seen = pr->spec.nthreads;
+	pr->live = pr->spec.nthreads;
+}
+
+static void start_due(struct nl_model *m)
+{
+	double now = nl_model_now(m);
+
+	for (int i = 0; i < m->nprocs; i++)
+		if (!m->procs[i].started &&
+		    m->procs[i].spec.start_s <= now + TIME_EPS)
+			start_process(m, &m->procs[i]);
+}
+
+static int init_proc(struct nl_model *m, int i, const struct nl_proc_spec *s,
+		     uint64_t seed)
+{
+	struct nl_model_proc *pr = &m->procs[i];
+	const struct nl_topology *topo = m->topo;
+	int n = topo->nnodes, any = 0;
+
+	pr->spec = *s;
+	pr->spec.cpus = NULL;
+	pr->end_s = -1;
+	pr->first_thread = m->nthreads;
+	pr->allowed = hwloc_bitmap_alloc();
+	if (!pr->allowed)
+		return -ENOMEM;
+	if (s->cpus) {
+		if (nl_topology_parse_cpulist(topo, s->cpus, pr->allowed) < 0)
+			return -EINVAL;
+	} else {
+		hwloc_bitmap_set_range(pr->allowed, 0, topo->ncpus - 1);
+	}
+	if (s->nthreads < 1 || s->nthreads > NL_MAX_PROC_THREADS ||
+	    s->start_node >= n ||
+	    (s->placement == NL_PLACE_NODE &&
+	     (s->placement_node < 0 || s->placement_node >= n)))
+		return -EINVAL;
+	for (int c = 0; c < topo->ncpus; c++)
+		if (hwloc_bitmap_isset(pr->allowed, (unsigned)c) &&
+		    (s->start_node < 0 || node_of(m, c) == s->start_node))
+			any = 1;
+	if (!any)
+		return -EINVAL;
+	pr->shared_frac = m->frac_store + (size_t)i * n;
+	for (int k = 0; k < s->nthreads; k++) {
+		struct nl_model_thread *t = &m->threads[m->nthreads];
+		size_t off =
+			(size_t)m->nprocs * n + (size_t)m->nthreads * 2 * n;
+
+		t->pid = 1000 * (i + 1);
+		t->tid = t->pid + k;
+		t->proc = i;
+		t->state = NL_T_PENDING;
+		t->cpu = -1;
+		t->allowed = pr->allowed; /* shared with the process */
+		t->work_ops = t->work_left = s->kind.work_ops;
+		t->end_s = -1;
+		t->priv_frac = m->frac_store + off;
+		t->data_frac = m->frac_store + off + n;
+		t->acc.cpu = -1;
+		nl_rng_seed(&t->noise_rng,
+			    seed + 0x9e3779b97f4a7c15ULL * (uint64_t)t->tid);
+		m->nthreads++;
+	}
+	return 0;
+}
+
+int nl_model_create(struct nl_topology *topo, const struct nl_scenario *sc,
+		    uint64_t seed, struct nl_model **out)
+{
+	struct nl_model *m = calloc(1, sizeof(*m));
+	int total = 0, rc = 0;
+	size_t n = (size_t)topo->nnodes;
+
+	*out = NULL;
+	if (!m || sc->nprocs < 1) {
+		nl_topology_free(topo);
+		free(m);
+		return m ? -EINVAL : -ENOMEM;
+	}
+	m->topo = topo;
+	m->p = sc->params;
+	m->duration_s = sc->duration_s;
+	for (int i = 0; i < sc->nprocs; i++)
+		total += sc->procs[i].nthreads;
+	m->procs = calloc((size_t)sc->nprocs, sizeof(*m->procs));
+	m->threads = calloc((size_t)total + 1, sizeof(*m->threads));
+	m->frac_store = calloc((size_t)sc->nprocs * n + (size_t)total * 2 * n,
+			       sizeof(double));
+	m->latency_ns = calloc(n * n, sizeof(double));
+	m->mem_factor = calloc(n, sizeof(double));
+	m->link_factor = calloc(n * n, sizeof(double));
+	m->mem_demand = calloc(n, sizeof(double));
+	m->link_demand = calloc(n * n, sizeof(double));
+	m->mem_served = calloc(n, sizeof(double));
+	m->link_served = calloc(n * n, sizeof(double));
+	m->cpu_load = calloc((size_t)topo->ncpus, sizeof(int));
+	m->core_busy = calloc((size_t)topo->ncores, sizeof(int));
+	m->cand = hwloc_bitmap_alloc();
+	if (!m->cand || !m->procs || !m->threads || !m->frac_store ||
+	    !m->latency_ns || !m->mem_factor || !m->link_factor ||
+	    !m->mem_demand || !m->link_demand || !m->mem_served ||
+	    !m->link_served || !m->cpu_load || !m->core_busy) {
+		nl_model_free(m);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		m->mem_factor[i] = 1;
+		for (size_t j = 0; j < n; j++) {
+			double d = topo->distance[i * n + j];
+			m->latency_ns[i * n + j] =
+				m->p.local_latency_ns *
+				(1 + m->p.remote_factor * (d - 10) / 10);
+			m->link_factor[i * n + j] = 1;
+		}
+	}
+	m->nprocs = sc->nprocs;
+	for (int i = 0; i < sc->nprocs && rc == 0; i++)
+		rc = init_proc(m, i, &sc->procs[i], seed);
+	if (rc < 0) {
+		nl_model_free(m);
+		return rc;
+	}
+	start_due(m);
+	*out = m;
+	return 0;
+}
+
+void nl_model_free(struct nl_model *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < m->nprocs; i++)
+		hwloc_bitmap_free(m->procs[i].allowed);
+	free(m->procs);
+	free(m->threads);
+	free(m->frac_store);
+	free(m->latency_ns);
+	free(m->mem_factor);
+	free(m->link_factor);
+	free(m->mem_demand);
+	free(m->link_demand);
+	free(m->mem_served);
+	free(m->link_served);
+	free(m->cpu_load);
+	free(m->core_busy);
+	hwloc_bitmap_free(m->cand);
+	nl_topology_free(m->topo);
+	free(m);
+}
+
+int nl_model_active(const struct nl_model *m)
+{
+	if (m->duration_s > 0 && nl_model_now(m) >= m->duration_s - TIME_EPS)
+		return 0;
+	for (int i = 0; i < m->nprocs; i++)
+		if (!m->procs[i].done)
+			return 1;
+	return 0;
+}
+
+static const struct nl_phase unit_phase = {1, 1, 1, 1};
+
+static const struct nl_phase *current_phase(const struct nl_kind *k,
+					    double done_ops)
+{
+	double pos, acc = 0;
+
+	if (k->nphases < 1)
+		return &unit_phase;
+	if (k->nphases == 1 || k->cycle_ops <= 0)
+		return &k->phase[0];
+	pos = fmod(done_ops, k->cycle_ops) / k->cycle_ops;
+	for (int i = 0; i < k->nphases - 1; i++) {
+		acc += k->phase[i].ops_share;
+		if (pos < acc)
+			return &k->phase[i];
+	}
+	return &k->phase[k->nphases - 1];
+}
+
+/* The per-tick constants of a thread: phase, CPU share, SMT, t_compute. */
+static void prepare_thread(struct nl_model *m, struct nl_model_thread *t)
+{
+	const struct nl_kind *k = &m->procs[t->proc].spec.kind;
+	const struct nl_phase *ph =
+		current_phase(k, t->work_ops - t->work_left);
+	int core = m->topo->cpu_core[t->cpu];
+	double peak = m->p.peak_ops_per_s;
+	double pf = fmin(1.0, k->peak_fraction * ph->peak_scale);
+	double mlp = fmax(1e-3, k->mlp * ph->mlp_scale);
+
+	/* Another busy hardware thread on the core: split it (SMT). */
+	if (m->core_busy[core] > 1)
+		peak *= m->p.smt_share;
+	t->share = 1.0 / m->cpu_load[t->cpu];
+	t->t_compute_s = 1.0 / (peak * pf);
+	t->bytes_per_op = k->bytes_per_op * ph->bytes_scale;
+	t->fp_fraction = k->fp_fraction;
+	t->mem_coef = t->bytes_per_op / NL_LINE_BYTES * 1e-9 / mlp;
+}
+
+/*
+ * Rates of every running thread under the current contention factors, and
+ * the traffic they demand from each node's memory and each link.
+ */
+static void compute_demand(struct nl_model *m)
+{
+	int n = m->topo->nnodes;
+
+	memset(m->mem_demand, 0, sizeof(double) * (size_t)n);
+	memset(m->link_demand, 0, sizeof(double) * (size_t)n * n);
+	for (int x = 0; x < m->nthreads; x++) {
+		struct nl_model_thread *t = &m->threads[x];
+		int i;
+		const double *lat, *lf;
+		double l = 0, bps;
+
+		if (t->state != NL_T_RUNNING)
+			continue;
+		i = node_of(m, t->cpu);
+		lat = m->latency_ns + i * n;
+		lf = m->link_factor + i * n;
+		for (int j = 0; j < n; j++)
+			if (t->data_frac[j] > 0)
+				l += t->data_frac[j] * lat[j] *
+				     m->mem_factor[j] * lf[j];
+		t->l_eff_ns = l;
+		t->t_memory_s = t->mem_coef * l;
+		/* A thread stalled on memory still holds its CPU: the CPU
+		 * share scales the whole rate. */
+		t->demand_ops_per_s =
+			t->share / (t->t_compute_s + t->t_memory_s);
+		bps = t->demand_ops_per_s * t->bytes_per_op;
+		for (int j = 0; j < n; j++) {
+			double d = bps * t->data_frac[j];
+			if (d <= 0)
+				continue;
+			m->mem_demand[j] += d;
+			if (j != i)
+				m->link_demand[i * n + j] += d;
+		}
+	}
+}
+
+static double queueing(const struct nl_model_params *p, double demand,
+		       double capacity)
+{
+	double rho = fmin(demand / capacity, p->rho_cap);
+	return 1 + p->contention_k * rho / (1 - rho);
+}
+
+/* One damped update of every factor; returns the largest relative change. */
+static double update_factors(struct nl_model *m)
+{
+	const struct nl_model_params *p = &m->p;
+	int n = m->topo->nnodes;
+	double worst = 0, d = p->damping;
+
+	for (int j = 0; j < n; j++) {
+		double f = queueing(p, m->mem_demand[j],
+				    p->node_bandwidth_bytes_per_s);
+		double nf = (1 - d) * m->mem_factor[j] + d * f;
+		worst = fmax(worst, fabs(nf - m->mem_factor[j]) / nf);
+		m->mem_factor[j] = nf;
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			double *lf = &m->link_factor[i * n + j];
+			double f, nf;
+			if (i == j)
+				continue;
+			f = queueing(p, m->link_demand[i * n + j],
+				     p->link_bandwidth_bytes_per_s);
+			nf = (1 - d) * *lf + d * f;
+			worst = fmax(worst, fabs(nf - *lf) / nf);
+			*lf = nf;
+		}
+	return worst;
+}
+
+/* Scale a thread's rate so no memory node or link serves above capacity. */
+static double cap_scale(const struct nl_model *m,
+			const struct nl_model_thread *t)
+{
+	int n = m->topo->nnodes, i = node_of(m, t->cpu);
+	double s = 1, mb = m->p.node_bandwidth_bytes_per_s;
+	double lb = m->p.link_bandwidth_bytes_per_s;
+
+	if (t->bytes_per_op <= 0)
+		return 1;
+	for (int j = 0; j < n; j++) {
+		if (t->data_frac[j] <= 0)
+			continue;
+		if (m->mem_demand[j] > mb)
+			s = fmin(s, mb / m->mem_demand[j]);
+		if (j != i && m->link_demand[i * n + j] > lb)
+			s = fmin(s, lb / m->link_demand[i * n + j]);
+	}
+	return s;
+}
+
+void nl_model_solve(struct nl_model *m)
+{
+	int n = m->topo->nnodes;
+	int rounds = (int)m->p.fixed_point_rounds;
+
+	for (int x = 0; x < m->nthreads; x++)
+		if (m->threads[x].state == NL_T_RUNNING)
+			prepare_thread(m, &m->threads[x]);
+	for (int r = 0; r < rounds; r++) {
+		compute_demand(m);
+		if (update_factors(m) < FIXED_POINT_TOL)
+			break;
+	}
+	compute_demand(m);
+	memset(m->mem_served, 0, sizeof(double) * (size_t)n);
+	memset(m->link_served, 0, sizeof(double) * (size_t)n * n);
+	for (int x = 0; x < m->nthreads; x++) {
+		struct nl_model_thread *t = &m->threads[x];
+		double s, bps;
+		int i;
+
+		if (t->state != NL_T_RUNNING)
+			continue;
+		s = cap_scale(m, t);
+		t->rate_ops_per_s = t->demand_ops_per_s * s;
+		t->stretch = 1;
+		if (s < 1 && t->t_memory_s > 0) {
+			/* Held back: its memory time stretches, and so do
+			 * the latencies it sees. */
+			double tm = (t->t_compute_s + t->t_memory_s) / s -
+				    t->t_compute_s;
+			t->stretch = tm / t->t_memory_s;
+			t->l_eff_ns *= t->stretch;
+			t->t_memory_s = tm;
+		}
+		bps = t->rate_ops_per_s * t->bytes_per_op;
+		t->traffic_bytes_per_s = bps;
+		i = node_of(m, t->cpu);
+		for (int j = 0; j < n; j++) {
+			m->mem_served[j] += bps * t->data_frac[j];
+			if (j != i)
+				m->link_served[i * n + j] +=
+					bps * t->data_frac[j];
+		}
+	}
+}
+
+static void finish_thread(struct nl_model *m, struct nl_model_thread *t,
+			  double end_s)
+{
+	struct nl_model_proc *pr = &m->procs[t->proc];
+
+	t->state = NL_T_DONE;
+	t->end_s = end_s;
+	t->work_left = 0;
+	occupy(m, t->cpu, -1);
+	if (--pr->live == 0) {
+		pr->done = 1;
+		pr->end_s = end_s;
+	}
+}
+
+/* Advance one running thread by dt, accumulating its exact counters. */
+static void advance_thread(struct nl_model *m, struct nl_model_thread *t,
+			   double now, double dt)
+{
+	int n = m->topo->nnodes, i = node_of(m, t->cpu);
+	double ops = t->rate_ops_per_s * dt, part = 1, lines;
+	const double *lat = m->latency_ns + i * n, *lf = m->link_factor + i * n;
+	struct nl_sample *a = &t->acc;
+	int done = 0;
+
+	if (ops >= t->work_left) {
+		part = ops > 0 ? t->work_left / ops : 1;
+		ops = t->work_left;
+		done = 1;
+	}
+	t->work_left -= ops;
+	a->wall_s += part * dt;
+	a->task_clock_s += part * dt * t->share;
+	a->instructions += ops;
+	a->fp_ops += ops * t->fp_fraction;
+	lines = ops * t->bytes_per_op / NL_LINE_BYTES;
+	a->llc_misses += lines;
+	a->cpu = t->cpu;
+	/* Per-node latency: unloaded x contention x the cap's stretch. */
+	for (int j = 0; j < n; j++) {
+		double lj = lines * t->data_frac[j];
+		double cnt = lj / m->p.latency_sample_period;
+		if (lj <= 0)
+			continue;
+		a->access[j] += lj;
+		a->lat_count[j] += cnt;
+		a->lat_sum_ns[j] +=
+			cnt * lat[j] * m->mem_factor[j] * lf[j] * t->stretch;
+	}
+	if (done)
+		finish_thread(m, t, now + part * dt);
+}
+
+void nl_model_os_step(struct nl_model *m)
+{
+	switch (m->os_mode) {
+	case NL_OS_NONE:
+		/* Unpinned threads stay on the CPU they started on. */
+		break;
+	}
+}
+
+void nl_model_tick(struct nl_model *m)
+{
+	double now = nl_model_now(m), dt = m->p.tick_s;
+
+	nl_model_solve(m);
+	for (int x = 0; x < m->nthreads; x++)
+		if (m->threads[x].state == NL_T_RUNNING)
+			advance_thread(m, &m->threads[x], now, dt);
+	m->ticks++;
+	nl_model_os_step(m);
+	start_due(m);
+}
+
+struct nl_model_thread *nl_model_thread(struct nl_model *m, int tid)
+{
+	int i = tid / 1000 - 1, k = tid % 1000;
+
+	if (tid < 1000 || i >= m->nprocs || k >= m->procs[i].spec.nthreads)
+		return NULL;
+	return &m->threads[m->procs[i].first_thread + k];
+}
+
+int nl_model_place(struct nl_model *m, int tid, int cpu)
+{
+	struct nl_model_thread *t = nl_model_thread(m, tid);
+
+	if (!t || t->state != NL_T_RUNNING)
+		return -ESRCH;
+	if (cpu < 0 || cpu >= m->topo->ncpus ||
+	    !hwloc_bitmap_isset(t->allowed, (unsigned)cpu))
+		return -EINVAL;
+	occupy(m, t->cpu, -1);
+	t->cpu = cpu;
+	occupy(m, cpu, 1);
+	t->pinned = 1;
+	return 0;
+}
+
+int nl_model_release(struct nl_model *m, int tid)
+{
+	struct nl_model_thread *t = nl_model_thread(m, tid);
+
+	if (!t || t->state != NL_T_RUNNING)
+		return -ESRCH;
+	t->pinned = 0;
+	return 0;
+}
+
+int nl_model_take_sample(struct nl_model *m, int tid, struct nl_sample *out)
+{
+	struct nl_model_thread *t = nl_model_thread(m, tid);
+
+	if (!t || t->state != NL_T_RUNNING)
+		return -ESRCH;
+	*out = t->acc;
+	out->measured = NL_MODEL_MEASURED;
+	out->cpu = t->cpu;
+	memset(&t->acc, 0, sizeof(t->acc));
+	t->acc.cpu = t->cpu;
+	return 0;
+}
+
+int nl_model_node_pages(const struct nl_model *m, int pid, double *pages)
+{
+	int i = pid / 1000 - 1, n = m->topo->nnodes;
+	const struct nl_model_proc *pr;
+	double sf, mem;
+
+	if (pid < 1000 || pid % 1000 || i >= m->nprocs)
+		return -ESRCH;
+	pr = &m->procs[i];
+	memset(pages, 0, sizeof(double) * (size_t)n);
+	if (!pr->started || pr->done)
+		return 0;
+	sf = pr->spec.kind.shared_fraction;
+	mem = pr->spec.kind.mem_bytes / NL_PAGE_BYTES;
+	for (int k = 0; k < pr->spec.nthreads; k++) {
+		const struct nl_model_thread *t =
+			&m->threads[pr->first_thread + k];
+		for (int j = 0; j < n; j++)
+			pages[j] += mem * ((1 - sf) * t->priv_frac[j] +
+					   sf * pr->shared_frac[j]);
+	}
+	return 0;
+}

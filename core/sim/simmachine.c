@@ -1,0 +1,280 @@
+/*
+ * numalot: the simulated NUMA node behind the engine's machine interface
+ * (machine.h). The physics is model.c; this file adds what a real node's
+ * samplers would show: counter noise, thread and process lists.
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "machine.h"
+#include "scenario.h"
+
+struct sim {
+	struct nl_machine m;
+	struct nl_model *model;
+	struct nl_thread_info *tinfo;  /* [model->nthreads] */
+	struct nl_process_info *pinfo; /* [model->nprocs] */
+};
+
+static const struct nl_machine_ops sim_ops;
+
+static struct sim *sim_of(struct nl_machine *m)
+{
+	return m->priv;
+}
+
+static int sim_threads(struct nl_machine *m, const struct nl_thread_info **out,
+		       size_t *n)
+{
+	struct sim *s = sim_of(m);
+	struct nl_model *md = s->model;
+	size_t k = 0;
+
+	/* Model threads are stored in tid order already. */
+	for (int x = 0; x < md->nthreads; x++) {
+		const struct nl_model_thread *t = &md->threads[x];
+		struct nl_thread_info *ti = &s->tinfo[k];
+
+		if (t->state != NL_T_RUNNING)
+			continue;
+		ti->tid = t->tid;
+		ti->pid = t->pid;
+		ti->start_time = (unsigned long long)llround(t->start_s * 1e9);
+		ti->cpu = t->cpu;
+		ti->allowed = t->allowed;
+		k++;
+	}
+	*out = s->tinfo;
+	*n = k;
+	return 0;
+}
+
+/* Multiplicative noise: uniform with relative standard deviation sd. */
+static double noisy(struct nl_rng *r, double v, double sd)
+{
+	if (sd <= 0 || v == 0)
+		return v;
+	return v * (1 + sd * sqrt(3.0) * (2 * nl_rng_uniform(r) - 1));
+}
+
+static int sim_sample(struct nl_machine *m, int tid, struct nl_sample *out)
+{
+	struct nl_model *md = sim_of(m)->model;
+	struct nl_model_thread *t;
+	double sd = md->p.noise;
+	int rc = nl_model_take_sample(md, tid, out);
+
+	if (rc < 0)
+		return rc;
+	/* Noise on what the hardware counters would show, never on the
+	 * physics; task-clock and time are the kernel's exact accounting. */
+	t = nl_model_thread(md, tid);
+	out->instructions = noisy(&t->noise_rng, out->instructions, sd);
+	out->fp_ops = noisy(&t->noise_rng, out->fp_ops, sd);
+	out->llc_misses = noisy(&t->noise_rng, out->llc_misses, sd);
+	for (int j = 0; j < md->topo->nnodes; j++) {
+		double mean;
+
+		if (out->lat_count[j] <= 0)
+			continue;
+		mean = out->lat_sum_ns[j] / out->lat_count[j];
+		out->lat_count[j] = noisy(&t->noise_rng, out->lat_count[j], sd);
+		out->lat_sum_ns[j] =
+			out->lat_count[j] * noisy(&t->noise_rng, mean, sd);
+		out->access[j] = noisy(&t->noise_rng, out->access[j], sd);
+	}
+	return 0;
+}
+
+static int sim_place(struct nl_machine *m, int tid, int cpu)
+{
+	return nl_model_place(sim_of(m)->model, tid, cpu);
+}
+
+static int sim_release(struct nl_machine *m, int tid)
+{
+	return nl_model_release(sim_of(m)->model, tid);
+}
+
+/*
+ * Whole ticks until at least seconds have passed (so any wait > 0 makes
+ * progress), stopping early when everything is done or the scenario's
+ * duration cap is reached.
+ */
+static int sim_wait(struct nl_machine *m, double seconds)
+{
+	struct nl_model *md = sim_of(m)->model;
+	double end;
+
+	if (!(seconds >= 0) || isinf(seconds))
+		return -EINVAL;
+	end = nl_model_now(md) + seconds - md->p.tick_s * 1e-6;
+	while (nl_model_active(md) && nl_model_now(md) < end)
+		nl_model_tick(md);
+	return nl_model_active(md);
+}
+
+static double sim_now(struct nl_machine *m)
+{
+	return nl_model_now(sim_of(m)->model);
+}
+
+static int sim_processes(struct nl_machine *m,
+			 const struct nl_process_info **out, size_t *n)
+{
+	struct sim *s = sim_of(m);
+	struct nl_model *md = s->model;
+
+	for (int i = 0; i < md->nprocs; i++) {
+		const struct nl_model_proc *pr = &md->procs[i];
+		struct nl_process_info *pi = &s->pinfo[i];
+
+		pi->pid = 1000 * (i + 1);
+		pi->job = pr->spec.job;
+		snprintf(pi->name, sizeof(pi->name), "%s", pr->spec.name);
+		pi->start_s = pr->started ? pr->start_s : pr->spec.start_s;
+		pi->end_s = pr->done ? pr->end_s : -1;
+		pi->threads_seen = pr->threads_seen;
+	}
+	*out = s->pinfo;
+	*n = (size_t)md->nprocs;
+	return 0;
+}
+
+static int sim_node_pages(struct nl_machine *m, int pid, double *pages)
+{
+	return nl_model_node_pages(sim_of(m)->model, pid, pages);
+}
+
+static void sim_destroy(struct nl_machine *m)
+{
+	struct sim *s = sim_of(m);
+
+	nl_model_free(s->model);
+	free(s->tinfo);
+	free(s->pinfo);
+	free(s);
+}
+
+static const struct nl_machine_ops sim_ops = {
+	.threads = sim_threads,
+	.sample = sim_sample,
+	.place = sim_place,
+	.release = sim_release,
+	.wait = sim_wait,
+	.now = sim_now,
+	.processes = sim_processes,
+	.node_pages = sim_node_pages,
+	.destroy = sim_destroy,
+};
+
+/* A private copy of a loaded topology (the machine outlives the scenario). */
+static struct nl_topology *topology_dup(const struct nl_topology *src)
+{
+	struct nl_topology *t = calloc(1, sizeof(*t));
+	size_t nc = (size_t)src->ncpus, nn = (size_t)src->nnodes;
+
+	if (!t)
+		return NULL;
+	*t = *src;
+	t->hw = NULL;
+	t->cpu_os = malloc(nc * sizeof(int));
+	t->cpu_node = malloc(nc * sizeof(int));
+	t->cpu_core = malloc(nc * sizeof(int));
+	t->node_os = malloc(nn * sizeof(int));
+	t->node_ncpus = malloc(nn * sizeof(int));
+	t->distance = malloc(nn * nn * sizeof(unsigned));
+	t->source = strdup(src->source ? src->source : "");
+	if (!t->cpu_os || !t->cpu_node || !t->cpu_core || !t->node_os ||
+	    !t->node_ncpus || !t->distance || !t->source ||
+	    hwloc_topology_dup(&t->hw, src->hw) < 0) {
+		nl_topology_free(t);
+		return NULL;
+	}
+	memcpy(t->cpu_os, src->cpu_os, nc * sizeof(int));
+	memcpy(t->cpu_node, src->cpu_node, nc * sizeof(int));
+	memcpy(t->cpu_core, src->cpu_core, nc * sizeof(int));
+	memcpy(t->node_os, src->node_os, nn * sizeof(int));
+	memcpy(t->node_ncpus, src->node_ncpus, nn * sizeof(int));
+	memcpy(t->distance, src->distance, nn * nn * sizeof(unsigned));
+	return t;
+}
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+int nl_sim_create(const struct nl_scenario *sc, uint64_t seed,
+		  struct nl_machine **out, char *err, size_t errlen)
+{
+	struct nl_topology *topo;
+	struct sim *s;
+	int rc;
+
+	*out = NULL;
+	if (!sc || !sc->topo)
+		return fail(err, errlen, -EINVAL, "sim: no scenario");
+	topo = topology_dup(sc->topo);
+	s = calloc(1, sizeof(*s));
+	if (!topo || !s) {
+		nl_topology_free(topo);
+		free(s);
+		return fail(err, errlen, -ENOMEM, "sim: out of memory");
+	}
+	rc = nl_model_create(topo, sc, seed, &s->model);
+	if (rc < 0) {
+		free(s);
+		return fail(err, errlen, rc,
+			    rc == -ENOMEM ? "sim: out of memory"
+					  : "sim: scenario does not fit the "
+					    "topology");
+	}
+	s->tinfo = calloc((size_t)s->model->nthreads + 1, sizeof(*s->tinfo));
+	s->pinfo = calloc((size_t)s->model->nprocs + 1, sizeof(*s->pinfo));
+	if (!s->tinfo || !s->pinfo) {
+		nl_model_free(s->model);
+		free(s->tinfo);
+		free(s->pinfo);
+		free(s);
+		return fail(err, errlen, -ENOMEM, "sim: out of memory");
+	}
+	s->m.ops = &sim_ops;
+	s->m.topo = s->model->topo;
+	s->m.backend = "model";
+	s->m.measured = NL_MODEL_MEASURED;
+	s->m.priv = s;
+	*out = &s->m;
+	return 0;
+}
+
+struct nl_model *nl_sim_model(struct nl_machine *m)
+{
+	return m && m->ops == &sim_ops ? sim_of(m)->model : NULL;
+}
+
+int nl_sim_set_os_mode(struct nl_machine *m, enum nl_os_mode mode)
+{
+	struct nl_model *md = nl_sim_model(m);
+
+	if (!md)
+		return -EINVAL;
+	if (mode != NL_OS_NONE)
+		return -EOPNOTSUPP;
+	md->os_mode = mode;
+	return 0;
+}

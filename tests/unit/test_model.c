@@ -1,0 +1,567 @@
+/* numalot: tests of the simulated NUMA node's physics (core/sim/model.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "machine.h"
+#include "model.h"
+#include "scenario.h"
+
+/* Scenario text with ' for " (readable JSON in C strings). */
+static char *json(const char *s)
+{
+	static char buf[4096];
+	size_t i;
+
+	for (i = 0; s[i] && i < sizeof(buf) - 1; i++)
+		buf[i] = s[i] == '\'' ? '"' : s[i];
+	buf[i] = 0;
+	return buf;
+}
+
+/* A simulated machine; the scenario is freed at once (the machine must
+ * own everything it needs). */
+static struct nl_machine *sim(const char *text, uint64_t seed)
+{
+	struct nl_scenario *sc;
+	struct nl_machine *m;
+	char err[512] = "";
+
+	if (nl_scenario_parse(json(text), "test.json", NULL, &sc, err,
+			      sizeof(err)) < 0)
+		fail_msg("scenario: %s", err);
+	assert_int_equal(nl_sim_create(sc, seed, &m, err, sizeof(err)), 0);
+	nl_scenario_free(sc);
+	return m;
+}
+
+static struct nl_model_thread *thr(struct nl_machine *m, int tid)
+{
+	struct nl_model_thread *t = nl_model_thread(nl_sim_model(m), tid);
+	assert_non_null(t);
+	return t;
+}
+
+static void assert_close(double a, double b, double rel)
+{
+	if (fabs(a - b) > rel * fmax(fabs(a), fabs(b)))
+		fail_msg("%.9g and %.9g differ by more than %g", a, b, rel);
+}
+
+#define TWO_NODES                                                              \
+	"'machine': {'topology': 'numa:2 core:4 pu:1', 'distances': "          \
+	"[[10, 20], [20, 10]], 'contention_k': 0, 'noise': 0}"
+
+/* Latency-bound: remote data costs exactly the latency ratio in memory
+ * time (1 + 0.5 * (20 - 10) / 10 = 1.5), and the rate drops. */
+static void test_remote_latency_ratio(void **state)
+{
+	struct nl_machine *m = sim("{" TWO_NODES ", 'processes': [{'kind': "
+				   "'latency', 'threads': 1, 'placement': "
+				   "'node:0', 'start_node': 0}]}",
+				   1);
+	struct nl_model_thread *t = thr(m, 1000);
+	double l_loc, tm_loc, r_loc;
+
+	(void)state;
+	assert_int_equal(t->cpu, 0);
+	assert_int_equal(m->ops->wait(m, 0.01), 1);
+	l_loc = t->l_eff_ns;
+	tm_loc = t->t_memory_s;
+	r_loc = t->rate_ops_per_s;
+	assert_close(l_loc, 90, 1e-12);
+	/* t_memory = bytes_per_op / 64 * L / MLP (latency kind: 1.0, 1.5) */
+	assert_close(tm_loc, 1.0 / 64 * 90e-9 / 1.5, 1e-12);
+	assert_close(r_loc, 1 / (t->t_compute_s + tm_loc), 1e-12);
+
+	assert_int_equal(m->ops->place(m, 1000, 5), 0);
+	assert_int_equal(m->ops->wait(m, 0.01), 1);
+	assert_close(t->l_eff_ns / l_loc, 1.5, 1e-12);
+	assert_close(t->t_memory_s / tm_loc, 1.5, 1e-12);
+	assert_close((1 / t->rate_ops_per_s - t->t_compute_s) /
+			     (1 / r_loc - t->t_compute_s),
+		     1.5, 1e-9);
+	assert_true(t->rate_ops_per_s < 0.8 * r_loc);
+	nl_machine_destroy(m);
+}
+
+/* Compute-bound: placement hardly matters. */
+static void test_compute_indifferent(void **state)
+{
+	struct nl_machine *m = sim("{" TWO_NODES ", 'processes': [{'kind': "
+				   "'compute', 'threads': 1, 'placement': "
+				   "'node:0', 'start_node': 0}]}",
+				   1);
+	struct nl_model_thread *t = thr(m, 1000);
+	double r_loc;
+
+	(void)state;
+	m->ops->wait(m, 0.01);
+	r_loc = t->rate_ops_per_s;
+	assert_close(r_loc, 4e9 * 0.8, 0.005);
+	assert_int_equal(m->ops->place(m, 1000, 4), 0);
+	m->ops->wait(m, 0.01);
+	assert_int_equal(t->cpu, 4);
+	assert_close(t->rate_ops_per_s, r_loc, 0.002);
+	nl_machine_destroy(m);
+}
+
+/* Demand beyond a node's bandwidth is served at exactly its capacity. */
+static void test_saturated_node_caps_traffic(void **state)
+{
+	struct nl_machine *m = sim(
+		"{'machine': {'topology': 'numa:2 core:8 pu:1', "
+		"'node_bandwidth_bytes_per_s': 30e9}, 'processes': [{'kind': "
+		"'stream', 'threads': 8, 'placement': 'node:0', 'start_node': "
+		"0, 'bytes_per_op': 20, 'mlp': 50}]}",
+		1);
+	struct nl_model *md = nl_sim_model(m);
+	double sum = 0;
+
+	(void)state;
+	m->ops->wait(m, 0.1);
+	assert_true(md->mem_demand[0] > 1.2 * 30e9);
+	assert_true(md->mem_served[0] <= 30e9 * (1 + 1e-12));
+	assert_close(md->mem_served[0], 30e9, 1e-9);
+	for (int k = 0; k < 8; k++)
+		sum += thr(m, 1000 + k)->traffic_bytes_per_s;
+	assert_close(sum, 30e9, 1e-9);
+	/* Held back threads see a longer latency than the unloaded one. */
+	assert_true(thr(m, 1000)->l_eff_ns > 5 * 90);
+	nl_machine_destroy(m);
+}
+
+/* Likewise a link: node 1's threads reading node 0 memory. */
+static void test_saturated_link_caps_traffic(void **state)
+{
+	struct nl_machine *m = sim(
+		"{'machine': {'topology': 'numa:2 core:8 pu:1', "
+		"'link_bandwidth_bytes_per_s': 10e9}, 'processes': [{'kind': "
+		"'stream', 'threads': 8, 'placement': 'node:0', 'start_node': "
+		"1, 'bytes_per_op': 20, 'mlp': 50}]}",
+		1);
+	struct nl_model *md = nl_sim_model(m);
+
+	(void)state;
+	m->ops->wait(m, 0.1);
+	assert_true(md->link_demand[1 * 2 + 0] > 10e9);
+	assert_close(md->link_served[1 * 2 + 0], 10e9, 1e-9);
+	assert_close(md->mem_served[0], 10e9, 1e-9);
+	nl_machine_destroy(m);
+}
+
+/* Two threads time-sharing one CPU each run at half speed, and get half
+ * the CPU time. */
+static void test_time_sharing_halves(void **state)
+{
+	struct nl_machine *m = sim("{" TWO_NODES ", 'processes': [{'kind': "
+				   "'latency', 'threads': 2, 'placement': "
+				   "'node:0'}]}",
+				   1);
+	struct nl_model_thread *a = thr(m, 1000), *b = thr(m, 1001);
+	struct nl_sample s;
+	double alone;
+
+	(void)state;
+	assert_int_not_equal(a->cpu, b->cpu);
+	assert_int_equal(m->ops->place(m, 1000, 0), 0);
+	assert_int_equal(m->ops->place(m, 1001, 1), 0);
+	m->ops->wait(m, 0.01);
+	alone = a->rate_ops_per_s;
+	assert_close(b->rate_ops_per_s, alone, 1e-12);
+	assert_int_equal(m->ops->place(m, 1001, 0), 0);
+	m->ops->sample(m, 1000, &s);
+	m->ops->wait(m, 1.0);
+	assert_close(a->rate_ops_per_s, alone / 2, 1e-12);
+	assert_close(b->rate_ops_per_s, alone / 2, 1e-12);
+	assert_int_equal(m->ops->sample(m, 1000, &s), 0);
+	assert_close(s.wall_s, 1.0, 1e-9);
+	assert_close(s.task_clock_s, 0.5, 1e-9);
+	nl_machine_destroy(m);
+}
+
+/* Two busy hardware threads of one core each get smt_share of it. */
+static void test_smt_share(void **state)
+{
+	struct nl_machine *m = sim(
+		"{'machine': {'topology': 'numa:1 core:2 pu:2', 'noise': 0}, "
+		"'processes': [{'kind': 'compute', 'threads': 2, "
+		"'bytes_per_op': 0}]}",
+		1);
+	const struct nl_topology *topo = m->topo;
+	struct nl_model_thread *a = thr(m, 1000), *b = thr(m, 1001);
+	double alone;
+
+	(void)state;
+	/* Fork balancing put them on different cores. */
+	assert_int_not_equal(topo->cpu_core[a->cpu], topo->cpu_core[b->cpu]);
+	m->ops->wait(m, 0.01);
+	alone = a->rate_ops_per_s;
+	assert_close(alone, 4e9 * 0.8, 1e-12);
+	/* CPUs 0 and 1 are the two hardware threads of core 0. */
+	assert_int_equal(topo->cpu_core[0], topo->cpu_core[1]);
+	assert_int_equal(m->ops->place(m, 1000, 0), 0);
+	assert_int_equal(m->ops->place(m, 1001, 1), 0);
+	m->ops->wait(m, 0.01);
+	assert_close(a->rate_ops_per_s, 0.6 * alone, 1e-12);
+	assert_close(b->rate_ops_per_s, 0.6 * alone, 1e-12);
+	nl_machine_destroy(m);
+}
+
+/* Emitted counters are the physics, within the noise. */
+static void check_counters(double noise)
+{
+	char text[1024];
+	struct nl_machine *m;
+	struct nl_model_thread *t;
+	struct nl_sample s;
+	double tol = noise > 0 ? 2 * noise : 1e-6, lines, lat1;
+
+	snprintf(text, sizeof(text),
+		 "{'machine': {'topology': 'numa:2 core:4 pu:1', 'noise': %g},"
+		 " 'processes': [{'kind': 'latency', 'threads': 2, "
+		 "'placement': 'first-touch', 'shared_fraction': 0.25}]}",
+		 noise);
+	m = sim(text, 7);
+	t = thr(m, 1001);
+	assert_int_equal(t->cpu, 4); /* second thread: the other node */
+	assert_int_equal(m->ops->wait(m, 1.0), 1);
+	assert_int_equal(m->ops->sample(m, 1001, &s), 0);
+	assert_int_equal(s.measured, NL_MODEL_MEASURED);
+	assert_int_equal(m->measured, NL_MODEL_MEASURED);
+	assert_string_equal(m->backend, "model");
+	assert_int_equal(s.cpu, 4);
+	assert_close(s.wall_s, 1.0, 1e-9);
+	assert_close(s.task_clock_s, 1.0, 1e-9);
+	assert_close(s.instructions, t->rate_ops_per_s, tol);
+	assert_close(s.fp_ops, 0.1 * t->rate_ops_per_s, tol);
+	lines = t->traffic_bytes_per_s / 64;
+	assert_close(s.llc_misses, lines, tol);
+	/* 3/4 private on node 1, 1/4 shared on thread 0's node 0 */
+	assert_close(s.access[1], 0.75 * lines, tol);
+	assert_close(s.access[0], 0.25 * lines, tol);
+	assert_close(s.lat_count[1], 0.75 * lines / 1000, tol);
+	lat1 = s.lat_sum_ns[1] / s.lat_count[1];
+	assert_close(lat1, 90 * nl_sim_model(m)->mem_factor[1], tol);
+	assert_close(s.lat_sum_ns[0] / s.lat_count[0],
+		     90 * 1.55 * nl_sim_model(m)->mem_factor[0] *
+			     nl_sim_model(m)->link_factor[1 * 2 + 0],
+		     tol);
+	/* Deltas: a second call right away holds nothing. */
+	assert_int_equal(m->ops->sample(m, 1001, &s), 0);
+	assert_true(s.instructions == 0 && s.wall_s == 0);
+	nl_machine_destroy(m);
+}
+
+static void test_counters_match_physics(void **state)
+{
+	(void)state;
+	check_counters(0);
+	check_counters(0.03);
+}
+
+#define MIX                                                                    \
+	"{'machine': {'topology': 'numa:4 core:4 pu:1'}, 'processes': ["       \
+	"{'kind': 'latency', 'threads': 6, 'work': 2e9}, "                     \
+	"{'kind': 'stream', 'threads': 6, 'work': 3e9, 'start_s': 0.3}, "      \
+	"{'kind': 'mixed', 'threads': 4, 'work': 4e9, 'placement': "           \
+	"'master'}]}"
+
+/* Run MIX with seed, sampling every thread every 0.25 s; fill sum and
+ * the process end times. */
+static void run_mix(uint64_t seed, double *sum, double *ends)
+{
+	char text[1024];
+	struct nl_machine *m;
+	const struct nl_thread_info *ti;
+	const struct nl_process_info *pi;
+	size_t n;
+	int rc;
+
+	snprintf(text, sizeof(text), "%s", MIX);
+	m = sim(text, seed);
+	*sum = 0;
+	do {
+		struct nl_sample s;
+		assert_int_equal(m->ops->threads(m, &ti, &n), 0);
+		for (size_t i = 0; i < n; i++) {
+			assert_int_equal(m->ops->sample(m, ti[i].tid, &s), 0);
+			*sum += s.instructions * (i + 1) + s.llc_misses +
+				s.lat_sum_ns[0];
+		}
+		rc = m->ops->wait(m, 0.25);
+	} while (rc == 1);
+	assert_int_equal(rc, 0);
+	m->ops->processes(m, &pi, &n);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++)
+		ends[i] = pi[i].end_s;
+	nl_machine_destroy(m);
+}
+
+/* Same scenario and seed: identical; another seed: other noise, same
+ * physics. */
+static void test_determinism(void **state)
+{
+	double s1, s2, s3, e1[3], e2[3], e3[3];
+
+	(void)state;
+	run_mix(11, &s1, e1);
+	run_mix(11, &s2, e2);
+	run_mix(12, &s3, e3);
+	assert_true(s1 == s2);
+	assert_true(memcmp(e1, e2, sizeof(e1)) == 0);
+	assert_true(s1 != s3);
+	assert_true(memcmp(e1, e3, sizeof(e1)) == 0);
+	for (int i = 0; i < 3; i++)
+		assert_true(e1[i] > 0);
+}
+
+/* Threads appear when their process starts and vanish when done. */
+static void test_threads_come_and_go(void **state)
+{
+	struct nl_machine *m = sim(
+		"{'machine': {'topology': 'numa:2 core:4 pu:1'}, 'processes': "
+		"[{'kind': 'compute', 'threads': 2, 'work': 8e9, "
+		"'bytes_per_op': 0}, {'name': 'late', 'kind': 'compute', "
+		"'threads': 3, 'job': 4, 'start_s': 1.0, 'work': 3.2e9, "
+		"'bytes_per_op': 0}]}",
+		1);
+	const struct nl_thread_info *ti;
+	const struct nl_process_info *pi;
+	struct nl_sample s;
+	size_t n;
+
+	(void)state;
+	m->ops->threads(m, &ti, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(ti[0].tid, 1000);
+	assert_int_equal(ti[1].tid, 1001);
+	assert_int_equal(m->ops->sample(m, 2000, &s), -ESRCH);
+	assert_int_equal(m->ops->wait(m, 0.5), 1);
+	m->ops->threads(m, &ti, &n);
+	assert_int_equal(n, 2);
+	m->ops->processes(m, &pi, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(pi[1].threads_seen, 0);
+	assert_int_equal(m->ops->wait(m, 0.5), 1);
+	assert_close(m->ops->now(m), 1.0, 1e-9);
+	m->ops->threads(m, &ti, &n);
+	assert_int_equal(n, 5);
+	for (size_t i = 1; i < n; i++)
+		assert_true(ti[i - 1].tid < ti[i].tid);
+	assert_int_equal(ti[4].tid, 2002);
+	assert_int_equal(ti[4].pid, 2000);
+	m->ops->processes(m, &pi, &n);
+	assert_string_equal(pi[1].name, "late");
+	assert_int_equal(pi[1].job, 4);
+	assert_int_equal(pi[1].threads_seen, 3);
+	assert_close(pi[1].start_s, 1.0, 1e-9);
+	assert_true(pi[1].end_s < 0);
+	/* 3.2e9 ops at 3.2e9 ops/s: the late ones end at 2.0 s, the first
+	 * ones (8e9) at 2.5 s. */
+	assert_int_equal(m->ops->wait(m, 1.2), 1);
+	m->ops->threads(m, &ti, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(m->ops->sample(m, 2000, &s), -ESRCH);
+	assert_int_equal(m->ops->place(m, 2000, 0), -ESRCH);
+	assert_int_equal(m->ops->release(m, 2000), -ESRCH);
+	m->ops->processes(m, &pi, &n);
+	assert_close(pi[1].end_s, 2.0, 1e-6);
+	assert_true(pi[0].end_s < 0);
+	assert_int_equal(m->ops->wait(m, 100), 0);
+	assert_close(m->ops->now(m), 2.5, 0.01);
+	m->ops->processes(m, &pi, &n);
+	assert_close(pi[0].end_s, 2.5, 1e-6);
+	m->ops->threads(m, &ti, &n);
+	assert_int_equal(n, 0);
+	assert_int_equal(m->ops->wait(m, 1), 0);
+	assert_int_equal(m->ops->wait(m, -1), -EINVAL);
+	nl_machine_destroy(m);
+}
+
+/* The duration cap stops the clock with work left. */
+static void test_duration_cap(void **state)
+{
+	struct nl_machine *m =
+		sim("{'machine': {'topology': 'numa:1 core:2 pu:1'},"
+		    " 'duration_s': 1.5, 'processes': [{'kind':"
+		    " 'compute', 'threads': 1}]}",
+		    1);
+	const struct nl_process_info *pi;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(m->ops->wait(m, 1.0), 1);
+	assert_int_equal(m->ops->wait(m, 1.0), 0);
+	assert_close(m->ops->now(m), 1.5, 1e-9);
+	m->ops->processes(m, &pi, &n);
+	assert_true(pi[0].end_s < 0);
+	nl_machine_destroy(m);
+}
+
+/* place() keeps to the allowed set; release() unpins. */
+static void test_place_checks(void **state)
+{
+	struct nl_machine *m = sim(
+		"{'machine': {'topology': 'numa:2 core:4 pu:1'}, 'processes': "
+		"[{'kind': 'latency', 'threads': 2, 'cpus': '0-3'}]}",
+		1);
+	const struct nl_thread_info *ti;
+	size_t n;
+
+	(void)state;
+	m->ops->threads(m, &ti, &n);
+	assert_int_equal(hwloc_bitmap_weight(ti[0].allowed), 4);
+	assert_true(ti[0].cpu >= 0 && ti[0].cpu < 4);
+	assert_int_equal(m->ops->place(m, 1000, 4), -EINVAL);
+	assert_int_equal(m->ops->place(m, 1000, 8), -EINVAL);
+	assert_int_equal(m->ops->place(m, 1000, -1), -EINVAL);
+	assert_int_equal(m->ops->place(m, 1005, 1), -ESRCH);
+	assert_int_equal(m->ops->place(m, 999, 1), -ESRCH);
+	assert_int_equal(m->ops->place(m, 7000, 1), -ESRCH);
+	assert_int_equal(m->ops->place(m, 1000, 3), 0);
+	assert_true(thr(m, 1000)->pinned);
+	m->ops->threads(m, &ti, &n);
+	assert_int_equal(ti[0].cpu, 3);
+	/* The allowed set is not narrowed by pinning. */
+	assert_int_equal(hwloc_bitmap_weight(ti[0].allowed), 4);
+	assert_int_equal(m->ops->release(m, 1000), 0);
+	assert_false(thr(m, 1000)->pinned);
+	m->ops->wait(m, 1);
+	assert_int_equal(thr(m, 1000)->cpu, 3);
+	nl_machine_destroy(m);
+}
+
+/* Fork balancing spreads over nodes first; start_node keeps them on one. */
+static void test_start_placement(void **state)
+{
+	struct nl_machine *m = sim(
+		"{'machine': {'topology': 'numa:2 core:4 pu:1'}, 'processes': "
+		"[{'kind': 'compute', 'threads': 4}, {'kind': 'compute', "
+		"'threads': 2, 'start_node': 1}]}",
+		1);
+	const struct nl_topology *topo = m->topo;
+	int seen[8] = {0};
+
+	(void)state;
+	for (int k = 0; k < 4; k++) {
+		int cpu = thr(m, 1000 + k)->cpu;
+		assert_int_equal(topo->cpu_node[cpu], k % 2);
+		assert_int_equal(seen[cpu]++, 0);
+	}
+	for (int k = 0; k < 2; k++) {
+		int cpu = thr(m, 2000 + k)->cpu;
+		assert_int_equal(topo->cpu_node[cpu], 1);
+		assert_int_equal(seen[cpu]++, 0); /* an idle CPU of node 1 */
+	}
+	nl_machine_destroy(m);
+}
+
+/* Where data lands, and that moving a thread leaves it there. */
+static void test_data_placement(void **state)
+{
+	struct nl_machine *m = sim(
+		"{'machine': {'topology': 'numa:2 core:4 pu:1', 'noise': 0}, "
+		"'processes': [{'kind': 'latency', 'threads': 2, "
+		"'shared_fraction': 0.2, 'mem_bytes': 4096000}, "
+		"{'kind': 'latency', 'threads': 2, 'placement': 'master', "
+		"'start_node': 1}, {'kind': 'latency', 'threads': 2, "
+		"'placement': 'interleave'}]}",
+		1);
+	struct nl_model_thread *t = thr(m, 1001);
+	double pages[2];
+
+	(void)state;
+	assert_int_equal(t->cpu, 4);
+	/* first-touch: private on its node 1, shared on thread 0's node 0 */
+	assert_close(t->data_frac[1], 0.8, 1e-12);
+	assert_close(t->data_frac[0], 0.2, 1e-12);
+	assert_int_equal(m->ops->node_pages(m, 1000, pages), 0);
+	assert_close(pages[0], 1000 * (1 + 0.2), 1e-12);
+	assert_close(pages[1], 1000 * 0.8, 1e-12);
+	assert_close(thr(m, 2000)->data_frac[1], 1, 1e-12);
+	assert_close(thr(m, 2001)->data_frac[1], 1, 1e-12);
+	assert_close(thr(m, 3000)->data_frac[0], 0.5, 1e-12);
+	assert_close(thr(m, 3001)->data_frac[1], 0.5, 1e-12);
+	assert_int_equal(m->ops->node_pages(m, 1500, pages), -ESRCH);
+	assert_int_equal(m->ops->place(m, 1001, 0), 0);
+	m->ops->wait(m, 0.1);
+	assert_close(t->data_frac[1], 0.8, 1e-12);
+	nl_machine_destroy(m);
+}
+
+/* The mixed kind alternates phases; bytes per op averages to its value. */
+static void test_mixed_phases(void **state)
+{
+	struct nl_machine *m = sim(
+		"{'machine': {'topology': 'numa:1 core:2 pu:1', 'noise': 0}, "
+		"'processes': [{'kind': 'mixed', 'threads': 1}]}",
+		1);
+	struct nl_model_thread *t = thr(m, 1000);
+	struct nl_sample s;
+	double lo = 1e9, hi = 0;
+
+	(void)state;
+	/* Ten whole cycles of 4e9 ops. */
+	while (t->work_ops - t->work_left < 4e10) {
+		assert_int_equal(m->ops->wait(m, 0.01), 1);
+		lo = fmin(lo, t->bytes_per_op);
+		hi = fmax(hi, t->bytes_per_op);
+	}
+	assert_close(lo, 0.6 * 0.1, 1e-12);
+	assert_close(hi, 0.6 * 2.35, 1e-12);
+	m->ops->sample(m, 1000, &s);
+	assert_close(s.llc_misses * 64 / s.instructions, 0.6, 0.02);
+	nl_machine_destroy(m);
+}
+
+/* Machine parameters from the scenario reach the model. */
+static void test_params_reach_the_model(void **state)
+{
+	struct nl_machine *m = sim(
+		"{'machine': {'topology': 'numa:2 core:1 pu:1', 'distances': "
+		"[[10, 30], [30, 10]], 'remote_factor': 1, "
+		"'local_latency_ns': 100, 'tick_s': 0.02}, 'processes': "
+		"[{'kind': 'compute', 'threads': 1}]}",
+		1);
+	struct nl_model *md = nl_sim_model(m);
+
+	(void)state;
+	assert_close(md->latency_ns[0], 100, 1e-12);
+	assert_close(md->latency_ns[1], 300, 1e-12);
+	m->ops->wait(m, 0.01);
+	assert_close(m->ops->now(m), 0.02, 1e-12);
+	assert_int_equal(nl_sim_set_os_mode(m, NL_OS_NONE), 0);
+	assert_null(nl_sim_model(NULL));
+	nl_machine_destroy(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_remote_latency_ratio),
+		cmocka_unit_test(test_compute_indifferent),
+		cmocka_unit_test(test_saturated_node_caps_traffic),
+		cmocka_unit_test(test_saturated_link_caps_traffic),
+		cmocka_unit_test(test_time_sharing_halves),
+		cmocka_unit_test(test_smt_share),
+		cmocka_unit_test(test_counters_match_physics),
+		cmocka_unit_test(test_determinism),
+		cmocka_unit_test(test_threads_come_and_go),
+		cmocka_unit_test(test_duration_cap),
+		cmocka_unit_test(test_place_checks),
+		cmocka_unit_test(test_start_placement),
+		cmocka_unit_test(test_data_placement),
+		cmocka_unit_test(test_mixed_phases),
+		cmocka_unit_test(test_params_reach_the_model),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
