@@ -17,6 +17,7 @@ void nl_policy_params_default(struct nl_policy_params *p)
 	p->undo_threshold = 0.9;
 	p->perf_threshold = 0.8;
 	p->max_migrations = 5;
+	p->always_worst = 1;
 	p->select = NL_SELECT_LOTTERY;
 	p->rollback = NL_ROLLBACK_ALL;
 	p->tickets = (struct nl_tickets){
@@ -47,6 +48,7 @@ static const struct pdesc params[] = {
 	D("undo_threshold", undo_threshold, 0, 1),
 	D("perf_threshold", perf_threshold, 0, 100),
 	I("max_migrations", max_migrations, 0, 1000000),
+	I("always_worst", always_worst, 0, 1),
 	{"select", P_SELECT, offsetof(struct nl_policy_params, select), 0, 0},
 	{"rollback", P_ROLLBACK, offsetof(struct nl_policy_params, rollback),
 	 0, 0},

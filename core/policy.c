@@ -375,7 +375,8 @@ static int cmp_rel(const void *a, const void *b)
 	return x->tid - y->tid;
 }
 
-/* IMAR2 candidates: under-performing threads, worst first. */
+/* IMAR2 candidates: under-performing threads, worst first; when none is,
+ * the single worst one (always_worst). */
 static int imar2_candidates(struct step *st, int *cand)
 {
 	const struct nl_view *v = st->v;
@@ -384,13 +385,20 @@ static int imar2_candidates(struct step *st, int *cand)
 
 	if (!r)
 		return -ENOMEM;
+	int below = 0;
 	for (int i = 0; i < v->nthreads; i++)
 		if (in_domain(st, i) && v->threads[i].has_perf &&
-		    !st->moved[i] &&
-		    v->threads[i].rel_perf < st->p->perf_threshold)
+		    !st->moved[i]) {
 			r[n++] = (struct ranked){v->threads[i].rel_perf,
 						 v->threads[i].tid, i};
+			below += v->threads[i].rel_perf < st->p->perf_threshold;
+		}
 	qsort(r, (size_t)n, sizeof(*r), cmp_rel);
+	/* The original IMAR2 always took the single worst thread; the later
+	 * variant takes those below the threshold. Both, by parameter. */
+	if (below == 0 && st->p->always_worst && n > 0)
+		below = 1;
+	n = below;
 	if (n > st->p->max_migrations)
 		n = st->p->max_migrations;
 	for (int j = 0; j < n; j++)

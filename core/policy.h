@@ -41,6 +41,7 @@ struct nl_policy_params {
 	double undo_threshold;  /* IMAR2 rolls back below this ratio (0.9) */
 	double perf_threshold;  /* under-performing below this relative perf */
 	int max_migrations;     /* candidate threads per step (5) */
+	int always_worst;       /* IMAR2: none below threshold -> worst (1) */
 	enum nl_select select;  /* lottery draw (default) or best ticket */
 	enum nl_rollback rollback;
 	struct nl_tickets tickets;
