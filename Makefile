@@ -5,7 +5,7 @@ BUILD ?= build
 SAN ?=
 CC ?= cc
 
-PKGS := hwloc json-c
+PKGS := hwloc json-c papi
 DEPS_DEBIAN := build-essential pkg-config libhwloc-dev hwloc-nox libjson-c-dev \
 	libcmocka-dev libnuma-dev libpapi-dev valgrind
 
@@ -17,12 +17,12 @@ CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
 endif
-NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Icore -Icore/sim \
+NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Icore -Icore/sim -Icore/real \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 NL_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
-LIB_SRC := $(wildcard core/*.c core/sim/*.c)
+LIB_SRC := $(wildcard core/*.c core/sim/*.c core/real/*.c)
 CLI_SRC := $(wildcard core/cli/*.c)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 BENCH_SRC := $(wildcard tests/bench/*.c)
@@ -33,10 +33,11 @@ TESTS := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCHES := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 LIB := $(BUILD)/libnumalot.a
 NUMALOT := $(BUILD)/numalot
+WORKLOAD := $(BUILD)/numalot-workload
 
 .PHONY: all check test-bin run-tests clean install uninstall deps format \
 	bench demo
-all: $(NUMALOT)
+all: $(NUMALOT) $(WORKLOAD)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -58,10 +59,14 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(NL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(NL_LIBS)
 
-test-bin: $(NUMALOT) $(TESTS)
+$(WORKLOAD): tests/workload/workload.c
+	@mkdir -p $(dir $@)
+	$(CC) $(NL_CFLAGS) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $<
+
+test-bin: $(NUMALOT) $(WORKLOAD) $(TESTS)
 
 run-tests: test-bin
-	NUMALOT=$(NUMALOT) BUILD=$(BUILD) tests/run-tests.sh $(TESTS)
+	NUMALOT=$(NUMALOT) WORKLOAD=$(WORKLOAD) BUILD=$(BUILD) tests/run-tests.sh $(TESTS)
 
 # The whole suite: a normal build, then the same tests under ASan+UBSan.
 check:
@@ -79,7 +84,7 @@ demo: $(NUMALOT)
 		$(NUMALOT) sim $(DEMO_SCENARIO) --policy=$$p --seed=1 || exit 1; \
 		echo; done
 
-install: $(NUMALOT)
+install: $(NUMALOT) $(WORKLOAD)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/numalot/scenarios
 	install -m 0755 $(NUMALOT) $(DESTDIR)$(PREFIX)/bin/numalot
 	install -m 0644 etc/scenarios/*.json $(DESTDIR)$(PREFIX)/share/numalot/scenarios/
@@ -103,7 +108,8 @@ deps:
 		exit 1; fi
 
 format:
-	clang-format -i core/*.[ch] core/sim/*.[ch] core/cli/*.[ch] tests/unit/*.[ch]
+	clang-format -i core/*.[ch] core/sim/*.[ch] core/real/*.[ch] core/cli/*.[ch] \
+		tests/unit/*.[ch] tests/bench/*.c tests/workload/*.c
 
 clean:
 	rm -rf build

@@ -9,6 +9,9 @@ void nl_sample_add(struct nl_sample *a, const struct nl_sample *b)
 	a->fp_ops += b->fp_ops;
 	a->llc_misses += b->llc_misses;
 	a->task_clock_s += b->task_clock_s;
+	a->ctx_switches += b->ctx_switches;
+	a->cpu_migrations += b->cpu_migrations;
+	a->page_faults += b->page_faults;
 	if (b->cpu >= 0)
 		a->cpu = b->cpu;
 	for (int i = 0; i < NL_MAX_NODES; i++) {

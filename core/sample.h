@@ -14,6 +14,7 @@ enum nl_measured {
 	NL_M_TASK_CLOCK = 1u << 4,   /* CPU time */
 	NL_M_CPU = 1u << 5,          /* CPU it last ran on */
 	NL_M_NODE_ACCESS = 1u << 6,  /* accesses (or pages) by node */
+	NL_M_SW_EVENTS = 1u << 7,    /* context switches, migrations, faults */
 };
 
 /*
@@ -29,6 +30,9 @@ struct nl_sample {
 	double llc_misses;   /* count of cache lines */
 	double task_clock_s;
 	int cpu;             /* dense CPU index it last ran on, -1 unknown */
+	double ctx_switches;
+	double cpu_migrations;
+	double page_faults;
 	/* Latency samples grouped by the node holding the address. */
 	double lat_count[NL_MAX_NODES];
 	double lat_sum_ns[NL_MAX_NODES];

@@ -60,7 +60,8 @@ int nl_cli_write_json(const char *cmd, const char *path, struct json_object *o)
 {
 	FILE *f = fopen(path, "w");
 	const char *text = json_object_to_json_string_ext(
-		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+			   JSON_C_TO_STRING_NOSLASHESCAPE);
 
 	if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0) {
 		nl_cli_error(cmd, "cannot write %s: %m", path);
@@ -84,6 +85,15 @@ static void usage(FILE *f)
 		"  sim SCENARIO.json [--policy=P] [--seed=N] [--report=FILE]\n"
 		"                    [--param KEY=VALUE ...]\n"
 		"      run a scenario on the simulated NUMA node\n"
+		"  run [OPTIONS] -- CMD [ARGS]\n"
+		"      start CMD and manage its threads until it exits\n"
+		"  attach [OPTIONS] PID...\n"
+		"      manage running processes until they exit or SIGINT/SIGTERM\n"
+		"      OPTIONS: --policy=P --period=SECONDS --counters=auto|papi|\n"
+		"      perf|software --report=FILE --param KEY=VALUE --seed=N\n"
+		"      --topology=SPEC --children\n"
+		"  info [--topology=SPEC] [--json]\n"
+		"      topology, counters (and why not), NUMA balancing, policies\n"
 		"  version           print the version\n"
 		"\n"
 		"policies: %s\n"
@@ -99,6 +109,12 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "sim") == 0)
 		return nl_cmd_sim(argc - 1, argv + 1);
+	if (strcmp(argv[1], "run") == 0)
+		return nl_cmd_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "attach") == 0)
+		return nl_cmd_attach(argc - 1, argv + 1);
+	if (strcmp(argv[1], "info") == 0)
+		return nl_cmd_info(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 ||
 	    strcmp(argv[1], "--version") == 0) {
 		printf("numalot %s\n", NUMALOT_VERSION);
@@ -109,8 +125,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return NL_EXIT_OK;
 	}
-	fprintf(stderr, "numalot: unknown command \"%s\" (valid: sim, version, "
-			"help)\n",
+	fprintf(stderr, "numalot: unknown command \"%s\" (valid: sim, run, attach, info, "
+			"version, help)\n",
 		argv[1]);
 	return NL_EXIT_USAGE;
 }

@@ -1,0 +1,279 @@
+/* numalot run / attach: manage real processes until they end. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "cli.h"
+#include "engine.h"
+#include "real.h"
+
+struct run_args {
+	const char *cmd; /* "run" or "attach" */
+	enum nl_policy_kind policy;
+	struct nl_policy_params params;
+	enum nl_backend backend;
+	const char *report;
+	const char *topology;
+	int children;
+	unsigned long long seed;
+	char **rest; /* the command, or the PIDs */
+	int nrest;
+};
+
+static volatile sig_atomic_t stop_flag;
+static volatile pid_t child_pid;
+
+/* run: a signal sent to numalot goes on to the command (a terminal's
+ * Ctrl-C already reaches both). attach: it means stop. */
+static void on_signal(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	if (child_pid > 0) {
+		if (si->si_code == SI_USER || si->si_code == SI_QUEUE)
+			kill(child_pid, sig);
+	} else {
+		stop_flag = 1;
+	}
+}
+
+static void handle_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+}
+
+static int parse(int argc, char **argv, struct run_args *a)
+{
+	const char *v;
+	int missing, i;
+
+	a->policy = NL_POLICY_IMAR2;
+	a->backend = NL_BACKEND_AUTO;
+	a->seed = 1;
+	nl_policy_params_default(&a->params);
+	for (i = 1; i < argc; i++) {
+		char num[64];
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		}
+		if ((v = nl_cli_option("policy", argc, argv, &i, &missing))) {
+			if (nl_policy_from_name(v, &a->policy) < 0) {
+				nl_cli_error(a->cmd,
+					     "unknown policy \"%s\" (valid: %s)",
+					     v, nl_policy_names());
+				return -1;
+			}
+		} else if ((v = nl_cli_option("period", argc, argv, &i,
+					      &missing))) {
+			snprintf(num, sizeof(num), "period=%s", v);
+			if (nl_cli_param(a->cmd, &a->params, num) < 0)
+				return -1;
+		} else if ((v = nl_cli_option("counters", argc, argv, &i,
+					      &missing))) {
+			if (nl_backend_from_name(v, &a->backend) < 0) {
+				nl_cli_error(a->cmd,
+					     "unknown counter backend \"%s\" "
+					     "(valid: auto, papi, perf, "
+					     "software)",
+					     v);
+				return -1;
+			}
+		} else if ((v = nl_cli_option("report", argc, argv, &i,
+					      &missing))) {
+			a->report = v;
+		} else if ((v = nl_cli_option("topology", argc, argv, &i,
+					      &missing))) {
+			a->topology = v;
+		} else if ((v = nl_cli_option("param", argc, argv, &i,
+					      &missing))) {
+			if (nl_cli_param(a->cmd, &a->params, v) < 0)
+				return -1;
+		} else if ((v = nl_cli_option("seed", argc, argv, &i,
+					      &missing))) {
+			char *end;
+			a->seed = strtoull(v, &end, 10);
+			if (!*v || *end || *v == '-') {
+				nl_cli_error(a->cmd, "--seed wants a whole "
+						     "number, not \"%s\"", v);
+				return -1;
+			}
+		} else if (!strcmp(argv[i], "--children")) {
+			a->children = 1;
+		} else if (missing) {
+			nl_cli_error(a->cmd, "%s wants a value", argv[i]);
+			return -1;
+		} else if (argv[i][0] == '-') {
+			nl_cli_error(a->cmd,
+				     "unknown option \"%s\" (valid: --policy, "
+				     "--period, --counters, --report, "
+				     "--topology, --param, --seed, "
+				     "--children)",
+				     argv[i]);
+			return -1;
+		} else {
+			break;
+		}
+	}
+	a->rest = argv + i;
+	a->nrest = argc - i;
+	if (a->nrest == 0) {
+		nl_cli_error(a->cmd, "%s",
+			     !strcmp(a->cmd, "run")
+				     ? "no command to run (usage: numalot run "
+				       "[OPTIONS] -- CMD [ARGS])"
+				     : "no PID to attach to (usage: numalot "
+				       "attach [OPTIONS] PID...)");
+		return -1;
+	}
+	return 0;
+}
+
+/* Start the command; report an exec failure through a CLOEXEC pipe. */
+static pid_t spawn(const struct run_args *a)
+{
+	int fds[2], err = 0;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		execvp(a->rest[0], a->rest);
+		err = errno;
+		if (write(fds[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (pid > 0 && read(fds[0], &err, sizeof(err)) == sizeof(err)) {
+		waitpid(pid, NULL, 0);
+		nl_cli_error(a->cmd, "cannot run \"%s\": %s", a->rest[0],
+			     strerror(err));
+		pid = -2;
+	}
+	close(fds[0]);
+	return pid;
+}
+
+static int attach_pids(const struct run_args *a, struct nl_machine *m)
+{
+	char err[256];
+	for (int i = 0; i < a->nrest; i++) {
+		char *end;
+		long pid = strtol(a->rest[i], &end, 10);
+		if (!*a->rest[i] || *end || pid <= 0) {
+			nl_cli_error(a->cmd, "\"%s\" is not a process id",
+				     a->rest[i]);
+			return -1;
+		}
+		int rc = nl_real_add_process(m, (pid_t)pid, 0, err,
+					     sizeof(err));
+		if (rc < 0 && rc != -EEXIST) {
+			nl_cli_error(a->cmd, "%s", err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int manage(const struct run_args *a, struct nl_machine *m)
+{
+	struct nl_engine *e;
+	int rc = nl_engine_create(m, &e);
+
+	if (rc == 0)
+		rc = nl_engine_add_domain(e, 0, a->cmd, a->policy, &a->params,
+					  a->seed);
+	const struct nl_process_info *p;
+	size_t n;
+	if (rc == 0)
+		rc = m->ops->processes(m, &p, &n);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = nl_engine_add_process(e, p[i].pid, 0);
+	if (rc == 0)
+		rc = nl_engine_run(e);
+	if (rc < 0) {
+		nl_engine_release(e, -1);
+		nl_cli_error(a->cmd, "stopped managing: %s", strerror(-rc));
+	}
+	if (a->report && e) {
+		struct json_object *r = nl_engine_report(e, 0);
+		if (!r || nl_cli_write_json(a->cmd, a->report, r) < 0)
+			rc = rc ? rc : -EIO;
+		json_object_put(r);
+	}
+	nl_engine_free(e);
+	return rc;
+}
+
+static int run_or_attach(int argc, char **argv, const char *cmd)
+{
+	struct run_args a = {.cmd = cmd};
+	struct nl_topology *topo = NULL;
+	struct nl_machine *m = NULL;
+	struct nl_real_options o = {0};
+	char err[512];
+	int status = NL_EXIT_USAGE, wstatus;
+
+	if (parse(argc, argv, &a) < 0)
+		return NL_EXIT_USAGE;
+	if (nl_topology_load(a.topology, &topo, err, sizeof(err)) < 0) {
+		nl_cli_error(cmd, "%s", err);
+		return NL_EXIT_USAGE;
+	}
+	o.backend = a.backend;
+	o.follow_children = a.children;
+	o.stop = &stop_flag;
+	if (nl_real_create(topo, &o, &m, err, sizeof(err)) < 0) {
+		nl_cli_error(cmd, "%s", err);
+		goto out;
+	}
+	handle_signals();
+	if (!strcmp(cmd, "run")) {
+		pid_t pid = spawn(&a);
+		if (pid < 0)
+			goto out;
+		child_pid = pid;
+		if (nl_real_add_process(m, pid, 0, err, sizeof(err)) < 0)
+			nl_cli_error(cmd, "not managing: %s", err);
+		manage(&a, m);
+		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+			;
+		status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus)
+					    : 128 + WTERMSIG(wstatus);
+	} else {
+		if (attach_pids(&a, m) < 0)
+			goto out;
+		status = manage(&a, m) < 0 ? NL_EXIT_FAIL : NL_EXIT_OK;
+	}
+out:
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+	return status;
+}
+
+int nl_cmd_run(int argc, char **argv)
+{
+	return run_or_attach(argc, argv, "run");
+}
+
+int nl_cmd_attach(int argc, char **argv)
+{
+	return run_or_attach(argc, argv, "attach");
+}

@@ -1,0 +1,67 @@
+/* numalot: per-thread counters on the real node: PAPI, perf_event, software. */
+#ifndef NUMALOT_COUNTERS_H
+#define NUMALOT_COUNTERS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "sample.h"
+
+enum nl_backend {
+	NL_BACKEND_AUTO,
+	NL_BACKEND_PAPI,     /* PAPI presets per thread (PAPI_attach) */
+	NL_BACKEND_PERF,     /* perf_event_open hardware + software events */
+	NL_BACKEND_SOFTWARE, /* task-clock and software events, no PMU */
+	NL_BACKEND_COUNT
+};
+
+const char *nl_backend_name(enum nl_backend b);
+/* 0 and *b, or -EINVAL for a name not in "auto, papi, perf, software". */
+int nl_backend_from_name(const char *name, enum nl_backend *b);
+
+#define NL_PROBE_MAX_EVENTS 12
+
+struct nl_probe_event {
+	const char *name;
+	int available;
+	char reason[160];
+};
+
+struct nl_probe_backend {
+	int available;
+	char reason[256]; /* why not, or what it offers */
+	struct nl_probe_event events[NL_PROBE_MAX_EVENTS];
+	int nevents;
+};
+
+/* What this node offers, found by trying (not by trusting what is listed). */
+struct nl_probe {
+	int perf_event_paranoid;   /* -1000 unknown */
+	int pmu_present;           /* /sys/bus/event_source/devices/cpu exists */
+	int numa_balancing;        /* /proc/sys/kernel/numa_balancing, -1 unknown */
+	struct nl_probe_backend backend[NL_BACKEND_COUNT];
+	enum nl_backend best;      /* what auto picks */
+};
+
+/*
+ * Probe every backend against thread tid (0: the calling thread). Fills
+ * out; never fails: what does not work is marked with the reason.
+ */
+void nl_counters_probe(pid_t tid, struct nl_probe *out);
+
+/* One thread's open counters. */
+struct nl_tcounters;
+
+/*
+ * Open backend b (not AUTO) on thread tid. Returns 0, or a negative errno
+ * (-ESRCH gone, -EACCES not allowed, -ENOENT backend unusable here).
+ */
+int nl_counters_open(enum nl_backend b, pid_t pid, pid_t tid,
+		     struct nl_tcounters **out);
+/* Deltas since the previous read (or since open); sets s->measured. */
+int nl_counters_read(struct nl_tcounters *c, struct nl_sample *s);
+void nl_counters_close(struct nl_tcounters *c);
+/* enum nl_measured bits that backend b fills. */
+unsigned nl_counters_measured(enum nl_backend b);
+
+#endif

@@ -1,0 +1,249 @@
+/* numalot: find out, by trying, which counters this node really offers. */
+#include "counters.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <papi.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int read_int(const char *path, int *v)
+{
+	FILE *f = fopen(path, "r");
+	int ok = f && fscanf(f, "%d", v) == 1;
+	if (f)
+		fclose(f);
+	return ok ? 0 : -1;
+}
+
+static void say(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+/* Why perf_event_open said no, in words an administrator can act on. */
+static void perf_reason(char *buf, size_t len, int err, const struct nl_probe *p)
+{
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		say(buf, len,
+		    "not permitted (perf_event_paranoid=%d; needs root, "
+		    "CAP_PERFMON or a lower paranoid setting)",
+		    p->perf_event_paranoid);
+		break;
+	case ENOENT:
+	case EOPNOTSUPP:
+	case EINVAL:
+		say(buf, len, "%s",
+		    p->pmu_present ? "not supported by this CPU or kernel"
+				   : "no PMU: the kernel exposes no hardware "
+				     "counters (a virtual machine without a "
+				     "virtual PMU?)");
+		break;
+	case EBUSY:
+		say(buf, len, "counter in use by another tool");
+		break;
+	case EMFILE:
+	case ENFILE:
+		say(buf, len, "out of file descriptors (raise RLIMIT_NOFILE)");
+		break;
+	default:
+		say(buf, len, "perf_event_open failed: %s", strerror(err));
+	}
+}
+
+static void try_perf(struct nl_probe *p, struct nl_probe_backend *b,
+		     const char *name, uint32_t type, uint64_t config,
+		     pid_t tid)
+{
+	struct nl_probe_event *e = &b->events[b->nevents++];
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = type;
+	a.config = config;
+	a.exclude_hv = 1;
+	e->name = name;
+	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1,
+			      PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		e->available = 1;
+		say(e->reason, sizeof(e->reason), "opened on a thread");
+		close(fd);
+	} else {
+		perf_reason(e->reason, sizeof(e->reason), errno, p);
+	}
+}
+
+static void probe_software(struct nl_probe *p, pid_t tid)
+{
+	struct nl_probe_backend *b = &p->backend[NL_BACKEND_SOFTWARE];
+	try_perf(p, b, "task-clock", PERF_TYPE_SOFTWARE,
+		 PERF_COUNT_SW_TASK_CLOCK, tid);
+	try_perf(p, b, "context-switches", PERF_TYPE_SOFTWARE,
+		 PERF_COUNT_SW_CONTEXT_SWITCHES, tid);
+	try_perf(p, b, "cpu-migrations", PERF_TYPE_SOFTWARE,
+		 PERF_COUNT_SW_CPU_MIGRATIONS, tid);
+	try_perf(p, b, "page-faults", PERF_TYPE_SOFTWARE,
+		 PERF_COUNT_SW_PAGE_FAULTS, tid);
+	/* Always usable: without perf_event, utime+stime from /proc. */
+	b->available = 1;
+	if (b->events[0].available)
+		say(b->reason, sizeof(b->reason),
+		    "CPU time and software events per thread; no ops, OI or "
+		    "latency: perf is the CPU share, plus data locality");
+	else
+		say(b->reason, sizeof(b->reason),
+		    "task-clock unavailable (%s): CPU time from /proc "
+		    "utime+stime, at clock-tick resolution",
+		    b->events[0].reason);
+}
+
+static void probe_perf(struct nl_probe *p, pid_t tid)
+{
+	struct nl_probe_backend *b = &p->backend[NL_BACKEND_PERF];
+	struct nl_probe_event *e;
+
+	try_perf(p, b, "instructions", PERF_TYPE_HARDWARE,
+		 PERF_COUNT_HW_INSTRUCTIONS, tid);
+	try_perf(p, b, "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
+		 tid);
+	try_perf(p, b, "cache-misses (last level)", PERF_TYPE_HARDWARE,
+		 PERF_COUNT_HW_CACHE_MISSES, tid);
+	/* Precise load-latency sampling: Intel mem-loads, AMD IBS op. */
+	e = &b->events[b->nevents++];
+	e->name = "memory-latency sampling";
+	if (access("/sys/bus/event_source/devices/cpu/events/mem-loads",
+		   F_OK) == 0) {
+		e->available = 0;
+		say(e->reason, sizeof(e->reason),
+		    "Intel PEBS mem-loads exposed by the kernel; latency "
+		    "sampling is not implemented yet in numalot");
+	} else if (access("/sys/bus/event_source/devices/ibs_op", F_OK) == 0) {
+		say(e->reason, sizeof(e->reason),
+		    "AMD IBS op exposed by the kernel; latency sampling is "
+		    "not implemented yet in numalot");
+	} else {
+		say(e->reason, sizeof(e->reason),
+		    "neither Intel PEBS mem-loads nor AMD IBS is exposed by "
+		    "the kernel");
+	}
+	b->available = b->events[0].available && b->events[2].available;
+	if (b->available)
+		say(b->reason, sizeof(b->reason),
+		    "instructions and last-level misses per thread: ops/s and "
+		    "OI; no latency term");
+	else
+		say(b->reason, sizeof(b->reason), "%s",
+		    !b->events[0].available ? b->events[0].reason
+					    : b->events[2].reason);
+}
+
+static void probe_papi(struct nl_probe *p, pid_t tid)
+{
+	struct nl_probe_backend *b = &p->backend[NL_BACKEND_PAPI];
+	static const struct {
+		const char *name;
+		int code;
+	} presets[] = {{"PAPI_TOT_INS", PAPI_TOT_INS},
+		       {"PAPI_TOT_CYC", PAPI_TOT_CYC},
+		       {"PAPI_FP_OPS", PAPI_FP_OPS},
+		       {"PAPI_L3_TCM", PAPI_L3_TCM},
+		       {"PAPI_L3_DCM", PAPI_L3_DCM}};
+	int v = PAPI_library_init(PAPI_VER_CURRENT);
+	(void)p;
+
+	if (v != PAPI_VER_CURRENT && v != PAPI_EINVAL /* already done */) {
+		say(b->reason, sizeof(b->reason),
+		    "PAPI_library_init failed: %s",
+		    v > 0 ? "version mismatch" : PAPI_strerror(v));
+		return;
+	}
+	const PAPI_component_info_t *ci = PAPI_get_component_info(0);
+	if (ci && ci->disabled) {
+		say(b->reason, sizeof(b->reason), "PAPI CPU component %s "
+		    "disabled: %s", ci->name, ci->disabled_reason);
+	}
+	int present = 0;
+	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
+		struct nl_probe_event *e = &b->events[b->nevents++];
+		e->name = presets[i].name;
+		if (PAPI_query_event(presets[i].code) != PAPI_OK) {
+			say(e->reason, sizeof(e->reason),
+			    "not available on this CPU (PAPI finds %d hardware "
+			    "counters)",
+			    PAPI_num_cmp_hwctrs(0));
+			continue;
+		}
+		/* Listed is not usable: attach to a thread and start it. */
+		int set = PAPI_NULL, rc = PAPI_create_eventset(&set);
+		long long val;
+		if (rc == PAPI_OK)
+			rc = PAPI_assign_eventset_component(set, 0);
+		if (rc == PAPI_OK)
+			rc = PAPI_attach(set, (unsigned long)tid);
+		if (rc == PAPI_OK)
+			rc = PAPI_add_event(set, presets[i].code);
+		if (rc == PAPI_OK)
+			rc = PAPI_start(set);
+		if (rc == PAPI_OK) {
+			PAPI_stop(set, &val);
+			e->available = 1;
+			present++;
+			say(e->reason, sizeof(e->reason), "started on a thread");
+		} else {
+			say(e->reason, sizeof(e->reason),
+			    "listed but unusable: %s", PAPI_strerror(rc));
+		}
+		if (set != PAPI_NULL) {
+			PAPI_cleanup_eventset(set);
+			PAPI_destroy_eventset(&set);
+		}
+	}
+	b->available = b->events[0].available;
+	if (b->available)
+		say(b->reason, sizeof(b->reason),
+		    "%d of %d presets usable per thread", present, b->nevents);
+	else if (!b->reason[0])
+		say(b->reason, sizeof(b->reason), "%s", b->events[0].reason);
+}
+
+void nl_counters_probe(pid_t tid, struct nl_probe *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (tid == 0)
+		tid = (pid_t)syscall(SYS_gettid);
+	if (read_int("/proc/sys/kernel/perf_event_paranoid",
+		     &out->perf_event_paranoid) < 0)
+		out->perf_event_paranoid = -1000;
+	if (read_int("/proc/sys/kernel/numa_balancing", &out->numa_balancing) <
+	    0)
+		out->numa_balancing = -1;
+	out->pmu_present =
+		access("/sys/bus/event_source/devices/cpu", F_OK) == 0 ||
+		access("/sys/bus/event_source/devices/cpu_core", F_OK) == 0 ||
+		access("/sys/bus/event_source/devices/ibs_op", F_OK) == 0;
+	probe_software(out, tid);
+	probe_perf(out, tid);
+	probe_papi(out, tid);
+	out->backend[NL_BACKEND_AUTO].available = 1;
+	out->best = out->backend[NL_BACKEND_PAPI].available
+			    ? NL_BACKEND_PAPI
+		    : out->backend[NL_BACKEND_PERF].available
+			    ? NL_BACKEND_PERF
+			    : NL_BACKEND_SOFTWARE;
+	say(out->backend[NL_BACKEND_AUTO].reason,
+	    sizeof(out->backend[NL_BACKEND_AUTO].reason), "picks %s",
+	    nl_backend_name(out->best));
+}

@@ -1,0 +1,215 @@
+/* numalot: /proc readers and parsers (parsers are pure, for tests). */
+#include "procfs.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int nl_proc_parse_stat(const char *text, struct nl_task_stat *out)
+{
+	const char *open = strchr(text, '('), *close = strrchr(text, ')');
+	const char *p;
+	size_t n;
+	int field = 3;
+
+	memset(out, 0, sizeof(*out));
+	out->processor = -1;
+	if (!open || !close || close < open || close[1] != ' ')
+		return -EINVAL;
+	n = (size_t)(close - open - 1);
+	if (n >= sizeof(out->comm))
+		n = sizeof(out->comm) - 1;
+	memcpy(out->comm, open + 1, n);
+	out->comm[n] = 0;
+	p = close + 2;
+	/* Fields from 3 (state) on are separated by single spaces. */
+	while (*p && field <= 39) {
+		char *end;
+		if (field == 3) {
+			out->state = *p;
+		} else if (field == 14 || field == 15 || field == 22 ||
+			   field == 39) {
+			errno = 0;
+			unsigned long long v = strtoull(p, &end, 10);
+			if (end == p || errno)
+				return -EINVAL;
+			if (field == 14)
+				out->utime_ticks = v;
+			else if (field == 15)
+				out->stime_ticks = v;
+			else if (field == 22)
+				out->starttime = v;
+			else
+				out->processor = (int)v;
+		}
+		p = strchr(p, ' ');
+		if (!p)
+			break;
+		p++;
+		field++;
+	}
+	return out->starttime && out->state ? 0 : -EINVAL;
+}
+
+int nl_proc_slurp(const char *path, char **text, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 4096, n = 0;
+	char *buf;
+
+	*text = NULL;
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	buf = malloc(cap);
+	for (;;) {
+		ssize_t r;
+		if (!buf) {
+			close(fd);
+			return -ENOMEM;
+		}
+		if (n + 1 >= cap) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno == ESRCH ? ESRCH : errno;
+			free(buf);
+			close(fd);
+			return -e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = 0;
+	*text = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+int nl_proc_read_stat(pid_t pid, pid_t tid, struct nl_task_stat *out)
+{
+	char path[64], *text;
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
+		 (int)tid);
+	rc = nl_proc_slurp(path, &text, NULL);
+	if (rc < 0)
+		return rc;
+	rc = nl_proc_parse_stat(text, out);
+	free(text);
+	return rc;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return (x > y) - (x < y);
+}
+
+int nl_proc_list_tasks(pid_t pid, pid_t **tids, size_t *n)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	size_t cap = 16;
+
+	*n = 0;
+	*tids = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	*tids = malloc(cap * sizeof(pid_t));
+	while (*tids && (de = readdir(d))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+		if (!isdigit((unsigned char)de->d_name[0]) || *end || v <= 0)
+			continue;
+		if (*n == cap) {
+			pid_t *nt = realloc(*tids, cap * 2 * sizeof(pid_t));
+			if (!nt) {
+				free(*tids);
+				*tids = NULL;
+				break;
+			}
+			*tids = nt;
+			cap *= 2;
+		}
+		(*tids)[(*n)++] = (pid_t)v;
+	}
+	closedir(d);
+	if (!*tids)
+		return -ENOMEM;
+	qsort(*tids, *n, sizeof(pid_t), cmp_pid);
+	return 0;
+}
+
+int nl_proc_parse_numa_maps(const char *text, double *pages, int nnodes)
+{
+	const char *p = text;
+
+	while ((p = strstr(p, " N"))) {
+		char *end;
+		p += 2;
+		if (!isdigit((unsigned char)*p))
+			continue;
+		long node = strtol(p, &end, 10);
+		if (*end != '=')
+			continue;
+		const char *v = end + 1;
+		double count = strtod(v, &end);
+		if (end == v || count < 0)
+			return -EINVAL;
+		if (node >= 0 && node < nnodes)
+			pages[node] += count;
+		p = end;
+	}
+	return 0;
+}
+
+int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes)
+{
+	char path[64], *text;
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%d/numa_maps", (int)pid);
+	rc = nl_proc_slurp(path, &text, NULL);
+	if (rc < 0)
+		return rc;
+	rc = nl_proc_parse_numa_maps(text, pages, nnodes);
+	free(text);
+	return rc;
+}
+
+int nl_proc_uid(pid_t pid, uid_t *uid)
+{
+	char path[64], *text, *p;
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	rc = nl_proc_slurp(path, &text, NULL);
+	if (rc < 0)
+		return rc;
+	p = strstr(text, "\nUid:");
+	rc = p && sscanf(p + 5, "%u", uid) == 1 ? 0 : -EINVAL;
+	free(text);
+	return rc;
+}

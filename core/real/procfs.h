@@ -1,0 +1,50 @@
+/* numalot: what the real node's threads look like in /proc. */
+#ifndef NUMALOT_PROCFS_H
+#define NUMALOT_PROCFS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "sample.h"
+
+/* The fields of /proc/PID/task/TID/stat numalot uses. */
+struct nl_task_stat {
+	char comm[64];
+	char state;
+	unsigned long long utime_ticks; /* field 14 */
+	unsigned long long stime_ticks; /* field 15 */
+	unsigned long long starttime;   /* field 22, ticks after boot */
+	int processor;                  /* field 39: CPU it last ran on */
+};
+
+/*
+ * Parse the text of a stat file. The command name may hold spaces and
+ * parentheses: it ends at the last ')'. Returns 0 or -EINVAL.
+ */
+int nl_proc_parse_stat(const char *text, struct nl_task_stat *out);
+
+/* Read /proc/PID/task/TID/stat. -ESRCH when the thread is gone. */
+int nl_proc_read_stat(pid_t pid, pid_t tid, struct nl_task_stat *out);
+
+/*
+ * The thread ids of pid, sorted, in a malloc'd array. -ESRCH when the
+ * process is gone.
+ */
+int nl_proc_list_tasks(pid_t pid, pid_t **tids, size_t *n);
+
+/*
+ * Add the pages of every mapping in the text of /proc/PID/numa_maps to
+ * pages[node] ("N0=12 N1=3" tokens). Returns 0 or -EINVAL.
+ */
+int nl_proc_parse_numa_maps(const char *text, double *pages, int nnodes);
+
+/* Read and parse /proc/PID/numa_maps. -ESRCH / -EACCES as the kernel says. */
+int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes);
+
+/* Read a small /proc file into a malloc'd NUL-terminated buffer. */
+int nl_proc_slurp(const char *path, char **text, size_t *len);
+
+/* Real uid of pid (from /proc/PID/status), or a negative errno. */
+int nl_proc_uid(pid_t pid, uid_t *uid);
+
+#endif

@@ -1,0 +1,568 @@
+/*
+ * numalot: the machine interface on a real node: threads from /proc,
+ * counters from perf_event / PAPI, placement through hwloc thread binding.
+ */
+#include "real.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procfs.h"
+
+/* numa_maps can be long: read it at most this often per process. */
+#define PAGES_REFRESH_S 5.0
+#define WAIT_SLICE_S 0.05
+
+struct rthread {
+	pid_t tid, pid;
+	unsigned long long start;
+	int cpu;                /* dense, -1 unknown */
+	struct nl_tcounters *ctr;
+	int ctr_err;
+	hwloc_bitmap_t orig_os; /* affinity to give back (OS numbers) */
+	hwloc_bitmap_t allowed; /* dense CPUs: the limit */
+	int placed;
+	int mark;
+};
+
+struct rproc {
+	struct nl_process_info info;
+	hwloc_bitmap_t orig_os;   /* the process's CPUs when taken over */
+	hwloc_bitmap_t pinned_os; /* CPUs numalot bound its threads to */
+	double pages_t;
+	double pages[NL_MAX_NODES];
+	int have_pages;
+};
+
+struct real {
+	struct nl_machine m;
+	struct nl_real_options o;
+	hwloc_topology_t live;
+	struct rproc *procs;
+	size_t nprocs;
+	struct rthread *th; /* sorted by tid */
+	size_t nth, capth;
+	struct nl_thread_info *out;
+	size_t capout;
+	struct nl_process_info *infos;
+	double t0;
+};
+
+static struct real *R(struct nl_machine *m)
+{
+	return m->priv;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void say(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static double r_now(struct nl_machine *m)
+{
+	return mono_s() - R(m)->t0;
+}
+
+static struct rthread *find(struct real *r, pid_t tid)
+{
+	size_t lo = 0, hi = r->nth;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (r->th[mid].tid == tid)
+			return &r->th[mid];
+		if (r->th[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static struct rproc *proc_of(struct real *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].info.pid == pid)
+			return &r->procs[i];
+	return NULL;
+}
+
+static void to_dense(const struct nl_topology *t, hwloc_const_bitmap_t os,
+		     hwloc_bitmap_t dense)
+{
+	int id;
+	hwloc_bitmap_zero(dense);
+	hwloc_bitmap_foreach_begin(id, os)
+	{
+		int c = nl_topology_cpu_from_os(t, id);
+		if (c >= 0)
+			hwloc_bitmap_set(dense, (unsigned)c);
+	}
+	hwloc_bitmap_foreach_end();
+}
+
+static void thread_drop(struct rthread *t)
+{
+	nl_counters_close(t->ctr);
+	hwloc_bitmap_free(t->orig_os);
+	hwloc_bitmap_free(t->allowed);
+}
+
+/* A thread seen for the first time: its limit, counters, affinity. */
+static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
+		       pid_t tid, const struct nl_task_stat *st)
+{
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->pid = p->info.pid;
+	t->start = st->starttime;
+	t->orig_os = hwloc_bitmap_alloc();
+	t->allowed = hwloc_bitmap_alloc();
+	if (!t->orig_os || !t->allowed)
+		return -ENOMEM;
+	if (hwloc_get_proc_cpubind(r->live, tid, t->orig_os,
+				   HWLOC_CPUBIND_THREAD) < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	/* Born from a thread numalot had bound: it inherited that binding,
+	 * not a limit of its own. Its limit is the process's. */
+	if (hwloc_bitmap_weight(t->orig_os) == 1 &&
+	    hwloc_bitmap_isincluded(t->orig_os, p->pinned_os))
+		hwloc_bitmap_copy(t->orig_os, p->orig_os);
+	to_dense(r->m.topo, t->orig_os, t->allowed);
+	t->ctr_err = nl_counters_open(r->o.backend, t->pid, tid, &t->ctr);
+	p->info.threads_seen++;
+	return 0;
+}
+
+/* Is pid still running (a zombie counts as gone)? */
+static int alive(pid_t pid)
+{
+	struct nl_task_stat st;
+	return nl_proc_read_stat(pid, pid, &st) == 0 && st.state != 'Z' &&
+	       st.state != 'X';
+}
+
+static void note_ends(struct real *r)
+{
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].info.end_s < 0 && !alive(r->procs[i].info.pid))
+			r->procs[i].info.end_s = r_now(&r->m);
+}
+
+static int add_child_processes(struct real *r, struct rproc *p)
+{
+	char path[96], *text;
+	pid_t *tids;
+	size_t n;
+	int job = p->info.job;
+	pid_t pid = p->info.pid;
+
+	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
+			 (int)pid, (int)tids[i]);
+		if (nl_proc_slurp(path, &text, NULL) < 0)
+			continue;
+		for (char *s = text, *end; *s; s = end) {
+			long c = strtol(s, &end, 10);
+			if (end == s)
+				break;
+			if (c > 0 && !proc_of(r, (pid_t)c))
+				nl_real_add_process(&r->m, (pid_t)c, job, NULL, 0);
+		}
+		free(text);
+	}
+	free(tids);
+	return 0;
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct rthread *x = a, *y = b;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static int r_threads(struct nl_machine *m, const struct nl_thread_info **out,
+		     size_t *n)
+{
+	struct real *r = R(m);
+	size_t nprocs = r->nprocs;
+
+	for (size_t i = 0; i < r->nth; i++)
+		r->th[i].mark = 0;
+	note_ends(r);
+	for (size_t i = 0; r->o.follow_children && i < nprocs; i++)
+		if (r->procs[i].info.end_s < 0)
+			add_child_processes(r, &r->procs[i]);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = &r->procs[i];
+		pid_t *tids;
+		size_t nt;
+		if (p->info.end_s >= 0 ||
+		    nl_proc_list_tasks(p->info.pid, &tids, &nt) < 0)
+			continue;
+		for (size_t k = 0; k < nt; k++) {
+			struct nl_task_stat st;
+			if (nl_proc_read_stat(p->info.pid, tids[k], &st) < 0 ||
+			    st.state == 'Z' || st.state == 'X')
+				continue;
+			struct rthread *t = find(r, tids[k]);
+			if (t && t->start != st.starttime) {
+				/* A reused tid: the old thread is gone. */
+				thread_drop(t);
+				*t = r->th[--r->nth];
+				qsort(r->th, r->nth, sizeof(*r->th), cmp_thread);
+				t = NULL;
+			}
+			if (!t) {
+				if (r->nth == r->capth) {
+					size_t cap = r->capth ? r->capth * 2 : 64;
+					struct rthread *nt2 = realloc(
+						r->th, cap * sizeof(*nt2));
+					if (!nt2) {
+						free(tids);
+						return -ENOMEM;
+					}
+					r->th = nt2;
+					r->capth = cap;
+				}
+				t = &r->th[r->nth];
+				if (thread_init(r, p, t, tids[k], &st) < 0) {
+					thread_drop(t);
+					continue;
+				}
+				r->nth++;
+				qsort(r->th, r->nth, sizeof(*r->th), cmp_thread);
+				t = find(r, tids[k]);
+			}
+			t->cpu = nl_topology_cpu_from_os(m->topo, st.processor);
+			t->mark = 1;
+		}
+		free(tids);
+	}
+	/* Forget threads that are gone. */
+	size_t j = 0;
+	for (size_t i = 0; i < r->nth; i++) {
+		if (r->th[i].mark)
+			r->th[j++] = r->th[i];
+		else
+			thread_drop(&r->th[i]);
+	}
+	r->nth = j;
+	if (r->nth > r->capout) {
+		struct nl_thread_info *o = realloc(r->out, r->nth * sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		r->out = o;
+		r->capout = r->nth;
+	}
+	for (size_t i = 0; i < r->nth; i++)
+		r->out[i] = (struct nl_thread_info){
+			.tid = r->th[i].tid,
+			.pid = r->th[i].pid,
+			.start_time = r->th[i].start,
+			.cpu = r->th[i].cpu,
+			.allowed = r->th[i].allowed,
+		};
+	*out = r->out;
+	*n = r->nth;
+	return 0;
+}
+
+static int r_sample(struct nl_machine *m, int tid, struct nl_sample *out)
+{
+	struct rthread *t = find(R(m), tid);
+	int rc;
+	if (!t)
+		return -ESRCH;
+	if (!t->ctr)
+		return t->ctr_err ? t->ctr_err : -ENODATA;
+	rc = nl_counters_read(t->ctr, out);
+	if (rc < 0)
+		return rc;
+	out->cpu = t->cpu;
+	if (t->cpu >= 0)
+		out->measured |= NL_M_CPU;
+	return 0;
+}
+
+static int bind(struct real *r, pid_t tid, hwloc_const_bitmap_t os)
+{
+	if (hwloc_set_proc_cpubind(r->live, tid, os, HWLOC_CPUBIND_THREAD) < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	return 0;
+}
+
+static int r_place(struct nl_machine *m, int tid, int cpu)
+{
+	struct real *r = R(m);
+	struct rthread *t = find(r, tid);
+	hwloc_bitmap_t os;
+	int rc;
+
+	if (!t)
+		return -ESRCH;
+	if (cpu < 0 || cpu >= m->topo->ncpus ||
+	    !hwloc_bitmap_isset(t->allowed, (unsigned)cpu))
+		return -EINVAL;
+	os = hwloc_bitmap_alloc();
+	if (!os)
+		return -ENOMEM;
+	hwloc_bitmap_only(os, (unsigned)m->topo->cpu_os[cpu]);
+	rc = bind(r, tid, os);
+	if (rc == 0) {
+		struct rproc *p = proc_of(r, t->pid);
+		t->placed = 1;
+		t->cpu = cpu;
+		if (p)
+			hwloc_bitmap_set(p->pinned_os,
+					 (unsigned)m->topo->cpu_os[cpu]);
+	}
+	hwloc_bitmap_free(os);
+	return rc;
+}
+
+static int r_release(struct nl_machine *m, int tid)
+{
+	struct real *r = R(m);
+	struct rthread *t = find(r, tid);
+	int rc;
+	if (!t)
+		return -ESRCH;
+	if (!t->placed)
+		return 0;
+	rc = bind(r, tid, t->orig_os);
+	if (rc == 0)
+		t->placed = 0;
+	return rc;
+}
+
+static int r_wait(struct nl_machine *m, double seconds)
+{
+	struct real *r = R(m);
+	double end = mono_s() + seconds;
+
+	for (;;) {
+		int running = 0;
+		if (r->o.stop && *r->o.stop)
+			return 0;
+		note_ends(r);
+		for (size_t i = 0; i < r->nprocs; i++)
+			running |= r->procs[i].info.end_s < 0;
+		if (!running)
+			return 0;
+		double left = end - mono_s();
+		if (left <= 0)
+			return 1;
+		if (left > WAIT_SLICE_S)
+			left = WAIT_SLICE_S;
+		struct timespec ts = {(time_t)left,
+				      (long)((left - (time_t)left) * 1e9)};
+		nanosleep(&ts, NULL); /* a signal just ends the slice early */
+	}
+}
+
+static int r_processes(struct nl_machine *m,
+		       const struct nl_process_info **out, size_t *n)
+{
+	struct real *r = R(m);
+	/* The infos live inside rproc: hand out a packed copy. */
+	struct nl_process_info *c =
+		realloc(r->infos, (r->nprocs + 1) * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	r->infos = c;
+	for (size_t i = 0; i < r->nprocs; i++)
+		c[i] = r->procs[i].info;
+	*out = c;
+	*n = r->nprocs;
+	return 0;
+}
+
+static int r_node_pages(struct nl_machine *m, int pid, double *pages)
+{
+	struct real *r = R(m);
+	struct rproc *p = proc_of(r, pid);
+	double now = r_now(m);
+	const struct nl_topology *t = m->topo;
+
+	if (!p)
+		return -ESRCH;
+	if (!p->have_pages || now - p->pages_t > PAGES_REFRESH_S) {
+		double os[NL_MAX_NODES * 4] = {0};
+		int rc = nl_proc_read_numa_maps(pid, os, NL_MAX_NODES * 4);
+		if (rc < 0)
+			return rc;
+		for (int n = 0; n < t->nnodes; n++)
+			p->pages[n] = t->node_os[n] < NL_MAX_NODES * 4
+					      ? os[t->node_os[n]]
+					      : 0;
+		p->pages_t = now;
+		p->have_pages = 1;
+	}
+	memcpy(pages, p->pages, sizeof(double) * (size_t)t->nnodes);
+	return 0;
+}
+
+static void r_destroy(struct nl_machine *m)
+{
+	struct real *r = R(m);
+	for (size_t i = 0; i < r->nth; i++)
+		thread_drop(&r->th[i]);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		hwloc_bitmap_free(r->procs[i].orig_os);
+		hwloc_bitmap_free(r->procs[i].pinned_os);
+	}
+	free(r->th);
+	free(r->procs);
+	free(r->out);
+	free(r->infos);
+	if (r->live)
+		hwloc_topology_destroy(r->live);
+	free(r);
+}
+
+static const struct nl_machine_ops real_ops = {
+	.threads = r_threads,
+	.sample = r_sample,
+	.place = r_place,
+	.release = r_release,
+	.wait = r_wait,
+	.now = r_now,
+	.processes = r_processes,
+	.node_pages = r_node_pages,
+	.destroy = r_destroy,
+};
+
+/* Every CPU of the decision topology must be a CPU of this machine. */
+static int check_cpus(struct real *r, char *err, size_t errlen)
+{
+	hwloc_const_bitmap_t here = hwloc_topology_get_complete_cpuset(r->live);
+	for (int c = 0; c < r->m.topo->ncpus; c++)
+		if (!hwloc_bitmap_isset(here, (unsigned)r->m.topo->cpu_os[c])) {
+			say(err, errlen,
+			    "topology %s names CPU %d, which this machine does "
+			    "not have",
+			    r->m.topo->source, r->m.topo->cpu_os[c]);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+int nl_real_create(const struct nl_topology *topo,
+		   const struct nl_real_options *o, struct nl_machine **out,
+		   char *err, size_t errlen)
+{
+	struct real *r = calloc(1, sizeof(*r));
+	struct rlimit rl;
+	int rc;
+
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->o = *o;
+	if (r->o.backend == NL_BACKEND_AUTO) {
+		struct nl_probe p;
+		nl_counters_probe(0, &p);
+		r->o.backend = p.best;
+	}
+	r->m = (struct nl_machine){.ops = &real_ops,
+				   .topo = topo,
+				   .backend = nl_backend_name(r->o.backend),
+				   .measured = nl_counters_measured(r->o.backend),
+				   .priv = r};
+	if (hwloc_topology_init(&r->live) < 0 ||
+	    hwloc_topology_load(r->live) < 0) {
+		say(err, errlen, "cannot read this machine's topology");
+		r_destroy(&r->m);
+		return -EIO;
+	}
+	rc = check_cpus(r, err, errlen);
+	if (rc < 0) {
+		r_destroy(&r->m);
+		return rc;
+	}
+	/* One perf_event file per counter per thread: raise the limit. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	r->t0 = mono_s();
+	*out = &r->m;
+	return 0;
+}
+
+int nl_real_add_process(struct nl_machine *m, pid_t pid, int job, char *err,
+			size_t errlen)
+{
+	struct real *r = R(m);
+	struct nl_task_stat st;
+	struct rproc *p;
+	uid_t uid;
+	int rc;
+
+	if (proc_of(r, pid))
+		return -EEXIST;
+	rc = nl_proc_read_stat(pid, pid, &st);
+	if (rc < 0 || st.state == 'Z' || st.state == 'X') {
+		say(err, errlen, "no process %d", (int)pid);
+		return -ESRCH;
+	}
+	rc = nl_proc_uid(pid, &uid);
+	if (rc == 0 && geteuid() != 0 && uid != geteuid()) {
+		say(err, errlen,
+		    "process %d belongs to uid %u: only root may manage another "
+		    "user's process",
+		    (int)pid, (unsigned)uid);
+		return -EPERM;
+	}
+	p = realloc(r->procs, sizeof(*p) * (r->nprocs + 1));
+	if (!p)
+		return -ENOMEM;
+	r->procs = p;
+	p = &r->procs[r->nprocs];
+	memset(p, 0, sizeof(*p));
+	p->orig_os = hwloc_bitmap_alloc();
+	p->pinned_os = hwloc_bitmap_alloc();
+	if (!p->orig_os || !p->pinned_os ||
+	    hwloc_get_proc_cpubind(r->live, pid, p->orig_os,
+				   HWLOC_CPUBIND_PROCESS) < 0) {
+		hwloc_bitmap_free(p->orig_os);
+		hwloc_bitmap_free(p->pinned_os);
+		say(err, errlen, "cannot read the CPU affinity of process %d",
+		    (int)pid);
+		return -ESRCH;
+	}
+	p->info.pid = pid;
+	p->info.job = job;
+	p->info.start_s = r_now(m);
+	p->info.end_s = -1;
+	snprintf(p->info.name, sizeof(p->info.name), "%s", st.comm);
+	r->nprocs++;
+	return 0;
+}
+
+enum nl_backend nl_real_backend(const struct nl_machine *m)
+{
+	return ((const struct real *)m->priv)->o.backend;
+}
