@@ -7,7 +7,7 @@ CC ?= cc
 
 PKGS := hwloc json-c papi
 DEPS_DEBIAN := build-essential pkg-config libhwloc-dev hwloc-nox libjson-c-dev \
-	libcmocka-dev libnuma-dev libpapi-dev valgrind
+	libcmocka-dev libnuma-dev libpapi-dev valgrind python3
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wundef -Wpointer-arith

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -214,6 +215,19 @@ static int manage(const struct run_args *a, struct nl_machine *m)
 	}
 	if (a->report && e) {
 		struct json_object *r = nl_engine_report(e, 0);
+		struct rusage ru;
+		/* numalot's own cost, for the record (not in sim reports:
+		 * they must be identical run to run). */
+		if (r && getrusage(RUSAGE_SELF, &ru) == 0) {
+			struct json_object *o = json_object_new_object();
+			double cpu = (double)ru.ru_utime.tv_sec +
+				     ru.ru_utime.tv_usec * 1e-6 +
+				     (double)ru.ru_stime.tv_sec +
+				     ru.ru_stime.tv_usec * 1e-6;
+			json_object_object_add(o, "cpu_s",
+					       json_object_new_double(cpu));
+			json_object_object_add(r, "numalot_overhead", o);
+		}
 		if (!r || nl_cli_write_json(a->cmd, a->report, r) < 0)
 			rc = rc ? rc : -EIO;
 		json_object_put(r);

@@ -124,6 +124,7 @@ static void print_table(struct nl_engine *e, struct nl_machine *m,
 	const struct nl_process_info *p;
 	size_t n;
 	double makespan = 0;
+	int unfinished = 0;
 	struct nl_engine_summary tot = {0}, s;
 
 	printf("numalot sim: %s, policy %s, seed %" PRIu64 "\n", a->scenario,
@@ -134,6 +135,13 @@ static void print_table(struct nl_engine *e, struct nl_machine *m,
 	       "completion_s");
 	if (m->ops->processes(m, &p, &n) == 0)
 		for (size_t i = 0; i < n; i++) {
+			if (p[i].end_s < 0) {
+				printf("%-24s %7d %8d %13s\n", p[i].name,
+				       p[i].pid, p[i].threads_seen,
+				       "unfinished");
+				unfinished++;
+				continue;
+			}
 			printf("%-24s %7d %8d %13.3f\n", p[i].name, p[i].pid,
 			       p[i].threads_seen, p[i].end_s);
 			if (p[i].end_s > makespan)
@@ -147,9 +155,13 @@ static void print_table(struct nl_engine *e, struct nl_machine *m,
 			tot.rollbacks += s.rollbacks;
 			tot.skips += s.skips;
 		}
+	if (unfinished)
+		printf("stopped at %.3f s (duration_s) with %d process%s "
+		       "unfinished\n",
+		       m->ops->now(m), unfinished, unfinished > 1 ? "es" : "");
 	printf("makespan_s %.3f  periods %d  migrations %d  swaps %d  "
 	       "rollbacks %d  skips %d\n",
-	       makespan, tot.periods, tot.migrations, tot.swaps, tot.rollbacks,
+	       unfinished ? m->ops->now(m) : makespan, tot.periods, tot.migrations, tot.swaps, tot.rollbacks,
 	       tot.skips);
 }
 

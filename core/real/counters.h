@@ -49,6 +49,13 @@ struct nl_probe {
  */
 void nl_counters_probe(pid_t tid, struct nl_probe *out);
 
+/*
+ * Words for why perf_event_open refused (errno err), given the paranoid
+ * setting and whether a PMU is present; written into buf.
+ */
+void nl_probe_perf_reason(char *buf, size_t len, int err, int paranoid,
+			  int pmu_present);
+
 /* One thread's open counters. */
 struct nl_tcounters;
 

@@ -32,7 +32,8 @@ static void say(char *buf, size_t len, const char *fmt, ...)
 }
 
 /* Why perf_event_open said no, in words an administrator can act on. */
-static void perf_reason(char *buf, size_t len, int err, const struct nl_probe *p)
+void nl_probe_perf_reason(char *buf, size_t len, int err, int paranoid,
+			  int pmu_present)
 {
 	switch (err) {
 	case EACCES:
@@ -40,13 +41,13 @@ static void perf_reason(char *buf, size_t len, int err, const struct nl_probe *p
 		say(buf, len,
 		    "not permitted (perf_event_paranoid=%d; needs root, "
 		    "CAP_PERFMON or a lower paranoid setting)",
-		    p->perf_event_paranoid);
+		    paranoid);
 		break;
 	case ENOENT:
 	case EOPNOTSUPP:
 	case EINVAL:
 		say(buf, len, "%s",
-		    p->pmu_present ? "not supported by this CPU or kernel"
+		    pmu_present ? "not supported by this CPU or kernel"
 				   : "no PMU: the kernel exposes no hardware "
 				     "counters (a virtual machine without a "
 				     "virtual PMU?)");
@@ -82,7 +83,8 @@ static void try_perf(struct nl_probe *p, struct nl_probe_backend *b,
 		say(e->reason, sizeof(e->reason), "opened on a thread");
 		close(fd);
 	} else {
-		perf_reason(e->reason, sizeof(e->reason), errno, p);
+		nl_probe_perf_reason(e->reason, sizeof(e->reason), errno,
+				     p->perf_event_paranoid, p->pmu_present);
 	}
 }
 

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# numalot run / attach on real threads of a real program, observed from
+# outside through /proc (not only through numalot's own report).
+set -u
+N=${NUMALOT:-build/numalot}
+W=${WORKLOAD:-build/numalot-workload}
+T=$(mktemp -d)
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$T"' EXIT
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; fails=$((fails + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+
+if [ "$(nproc)" -lt 2 ]; then
+	echo "skip: needs 2 CPUs to move threads between (have $(nproc))"
+	exit 0
+fi
+ALL=$(grep Cpus_allowed_list /proc/self/status | awk '{print $2}')
+# Two single-CPU "NUMA nodes" over CPUs 0 and 1 of this machine, so that
+# the policies have somewhere to move threads to on a one-node machine.
+TOPO="numa:2 core:1 pu:1"
+
+# Record "tid affinity" of every thread of $1 every 50 ms until it ends.
+watch_affinity() {
+	local pid=$1 out=$2
+	while [ -d "/proc/$pid/task" ]; do
+		for s in /proc/"$pid"/task/*/status; do
+			local tid=${s#/proc/$pid/task/}
+			tid=${tid%/status}
+			echo "$tid $(awk '/Cpus_allowed_list/ {print $2}' "$s" 2>/dev/null)"
+		done >>"$out" 2>/dev/null
+		sleep 0.05
+	done
+}
+
+child_of() { # the first child of process $1, waiting for it to appear
+	local c=""
+	for _ in $(seq 100); do
+		c=$(cat /proc/"$1"/task/"$1"/children 2>/dev/null | awk '{print $1}')
+		[ -n "$c" ] && break
+		sleep 0.02
+	done
+	echo "$c"
+}
+
+json() { python3 -c "import json,sys; r=json.load(open('$1')); print($2)"; }
+
+# 1. run: pins and moves threads, observed from outside.
+"$N" run --policy=lbma --period=0.2 --topology="$TOPO" --report="$T/run.json" \
+	-- "$W" --threads 4 --seconds 3 --exit-code 3 >"$T/run.out" 2>&1 &
+np=$!
+pids+=($np)
+wp=$(child_of $np)
+watch_affinity "$wp" "$T/aff" &
+wait $np
+rc=$?
+check "run exits with the command's status (3)" test $rc -eq 3
+single=$(awk '$2 ~ /^[0-9]+$/' "$T/aff" | wc -l)
+check "threads were pinned to single CPUs (seen in /proc)" test "$single" -gt 0
+moved=$(awk '$2 ~ /^[0-9]+$/ {if (($1 in last) && last[$1] != $2) n++; last[$1] = $2} END {print n+0}' "$T/aff")
+check "a pinned thread changed CPU during the run (seen in /proc)" test "$moved" -gt 0
+if command -v python3 >/dev/null; then
+	check "report lists the 4 workers (and main)" \
+		test "$(json "$T/run.json" "len(r['threads'])")" -ge 5
+	check "report: software backend, task-clock measured" test \
+		"$(json "$T/run.json" "r['counters']['backend'], r['counters']['measured']['task_clock']")" \
+		= "software True"
+	check "report: moves made" \
+		test "$(json "$T/run.json" "r['summary']['migrations'] + r['summary']['swaps']")" -gt 0
+	check "report: policy lbma, periods >= 5" test \
+		"$(json "$T/run.json" "r['policy']['name'], r['summary']['periods'] >= 5")" = "lbma True"
+fi
+
+# 2. monitor changes no affinity.
+: >"$T/aff2"
+"$N" run --policy=monitor --period=0.2 --topology="$TOPO" -- \
+	"$W" --threads 3 --seconds 1.5 >/dev/null 2>&1 &
+np=$!
+pids+=($np)
+wp=$(child_of $np)
+watch_affinity "$wp" "$T/aff2" &
+wait $np
+check "monitor: run succeeded" test $? -eq 0
+check "monitor: affinities watched" test -s "$T/aff2"
+check "monitor: no thread's affinity changed" \
+	test "$(awk -v all="$ALL" '$2 != "" && $2 != all' "$T/aff2" | wc -l)" -eq 0
+
+# 3. attach: manages a running process; SIGINT restores affinities.
+"$W" --threads 3 --seconds 8 >/dev/null 2>&1 &
+wp=$!
+pids+=($wp)
+sleep 0.3
+"$N" attach --policy=imar2 --period=0.2 --topology="$TOPO" \
+	--report="$T/attach.json" $wp >"$T/attach.out" 2>&1 &
+ap=$!
+pids+=($ap)
+pinned=0
+for _ in $(seq 60); do
+	sleep 0.05
+	n=$(grep -h Cpus_allowed_list /proc/$wp/task/*/status 2>/dev/null |
+		awk '$2 ~ /^[0-9]+$/' | wc -l)
+	[ "$n" -gt 0 ] && pinned=1 && break
+done
+check "attach: threads pinned while attached" test $pinned -eq 1
+kill -INT $ap
+wait $ap
+check "attach: exits 0 on SIGINT" test $? -eq 0
+restored=$(grep -h Cpus_allowed_list /proc/$wp/task/*/status | awk -v all="$ALL" '$2 != all' | wc -l)
+check "attach: every affinity restored after detach" test "$restored" -eq 0
+check "attach: report written" test -s "$T/attach.json"
+kill $wp 2>/dev/null
+wait $wp 2>/dev/null
+
+# 4. threads that start late are taken over; one that exits early is fine.
+"$N" run --policy=lbma --period=0.2 --topology="$TOPO" --report="$T/late.json" \
+	-- "$W" --threads 2 --seconds 2 --late 2 --short 1 >"$T/late.out" 2>&1
+check "late/short threads: run succeeds" test $? -eq 0
+if command -v python3 >/dev/null; then
+	check "late threads are in the report (main + 2 + 2)" \
+		test "$(json "$T/late.json" "len(r['threads'])")" -eq 5
+	check "late threads were taken over (measured periods)" \
+		test "$(json "$T/late.json" "min(t['periods'] for t in r['threads'])")" -ge 1
+fi
+check "no error printed" test "$(grep -c "numalot" "$T/late.out")" -eq 0
+
+# 5. bad input: one clear line, status 2.
+expect2() { # description, text, args...
+	local what=$1 text=$2
+	shift 2
+	"$N" "$@" >"$T/o" 2>"$T/e"
+	local rc=$?
+	if [ $rc -eq 2 ] && grep -qF -- "$text" "$T/e" && [ "$(wc -l <"$T/e")" -eq 1 ]; then
+		ok "$what"
+	else
+		bad "$what (status $rc: $(cat "$T/e"))"
+	fi
+}
+expect2 "run without a command" "no command" run --policy=lbma
+expect2 "run of a missing program" "cannot run" run -- /nonexistent/prog
+expect2 "attach to a missing PID" "no process 999999999" attach 999999999
+expect2 "attach to a non-number" "not a process id" attach abc
+expect2 "unknown counter backend" "auto, papi, perf, software" \
+	run --counters=pmu -- true
+expect2 "a topology this machine lacks" "which this machine does not have" \
+	run --topology="numa:2 core:8 pu:1" -- true
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	sleep 30 &
+	sp=$!
+	pids+=($sp)
+	su nobody -s /bin/sh -c "'$PWD/$N' attach $sp" >"$T/o" 2>"$T/e"
+	rc=$?
+	check "non-root may not attach to root's process (status 2)" test $rc -eq 2
+	check "...and is told why" grep -q "only root may manage" "$T/e"
+	kill $sp
+fi
+
+[ $fails -eq 0 ]

@@ -1,0 +1,174 @@
+/* Unit tests of the real node's pieces: /proc parsing against recorded
+ * text, this process's own threads, software counters, probe wording. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "counters.h"
+#include "procfs.h"
+
+/* Recorded from a real thread whose name holds ") (" and spaces. */
+static const char *STAT =
+	"4242 (my (odd) prog) S 1 4242 4242 0 -1 4194560 540 0 0 0 17 5 0 0 "
+	"20 0 3 0 123456 10240000 800 18446744073709551615 1 1 0 0 0 0 0 0 "
+	"0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+
+static void parse_stat(void **state)
+{
+	(void)state;
+	struct nl_task_stat st;
+	assert_int_equal(nl_proc_parse_stat(STAT, &st), 0);
+	assert_string_equal(st.comm, "my (odd) prog");
+	assert_int_equal(st.state, 'S');
+	assert_int_equal(st.utime_ticks, 17);
+	assert_int_equal(st.stime_ticks, 5);
+	assert_int_equal(st.starttime, 123456);
+	assert_int_equal(st.processor, 1);
+	assert_int_equal(nl_proc_parse_stat("4242 no parens S 1", &st), -EINVAL);
+	assert_int_equal(nl_proc_parse_stat("4242 (x) S 1 2", &st), -EINVAL);
+}
+
+static const char *NUMA_MAPS =
+	"00400000 default file=/bin/x mapped=3 N0=3 kernelpagesize_kB=4\n"
+	"7f0000000000 interleave:0-1 anon=300 dirty=300 N0=100 N1=200 "
+	"kernelpagesize_kB=4\n"
+	"7f1000000000 bind:1 anon=5 N1=5 N7=9 kernelpagesize_kB=4\n";
+
+static void parse_numa_maps(void **state)
+{
+	(void)state;
+	double pages[2] = {0, 0};
+	assert_int_equal(nl_proc_parse_numa_maps(NUMA_MAPS, pages, 2), 0);
+	assert_true(pages[0] == 103);
+	assert_true(pages[1] == 205); /* N7 is beyond this machine: ignored */
+	assert_int_equal(nl_proc_parse_numa_maps(" N0=x", pages, 2), -EINVAL);
+}
+
+static volatile int spin_stop;
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	while (!spin_stop)
+		;
+	return NULL;
+}
+
+/* Our own threads, seen through /proc; a new thread appears. */
+static void own_tasks(void **state)
+{
+	(void)state;
+	pid_t *tids;
+	size_t n, n2;
+	pthread_t th;
+	pid_t me = getpid();
+
+	assert_int_equal(nl_proc_list_tasks(me, &tids, &n), 0);
+	assert_true(n >= 1);
+	assert_int_equal(tids[0], me);
+	free(tids);
+	spin_stop = 0;
+	assert_int_equal(pthread_create(&th, NULL, spinner, NULL), 0);
+	assert_int_equal(nl_proc_list_tasks(me, &tids, &n2), 0);
+	assert_int_equal(n2, n + 1);
+	for (size_t i = 1; i < n2; i++)
+		assert_true(tids[i] > tids[i - 1]); /* sorted */
+	free(tids);
+	spin_stop = 1;
+	pthread_join(th, NULL);
+
+	struct nl_task_stat st;
+	assert_int_equal(nl_proc_read_stat(me, me, &st), 0);
+	assert_true(st.processor >= 0);
+	assert_int_equal(nl_proc_read_stat(me, 999999999, &st), -ESRCH);
+	pid_t *none;
+	assert_int_equal(nl_proc_list_tasks(999999999, &none, &n), -ESRCH);
+	uid_t uid;
+	assert_int_equal(nl_proc_uid(me, &uid), 0);
+	assert_int_equal(uid, getuid());
+}
+
+/* The software backend measures a busy thread's CPU time. */
+static void software_counters(void **state)
+{
+	(void)state;
+	struct nl_tcounters *c;
+	struct nl_sample s;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	volatile double x = 1;
+
+	assert_int_equal(nl_counters_open(NL_BACKEND_SOFTWARE, getpid(), tid,
+					  &c), 0);
+	for (long i = 0; i < 30000000; i++)
+		x = x * 1.0000001;
+	assert_int_equal(nl_counters_read(c, &s), 0);
+	assert_true(s.measured & NL_M_TASK_CLOCK);
+	assert_false(s.measured & NL_M_INSTRUCTIONS);
+	assert_true(s.task_clock_s > 0.005);
+	assert_true(s.task_clock_s <= s.wall_s * 1.05 + 0.01);
+	/* A delta, not a running total. */
+	assert_int_equal(nl_counters_read(c, &s), 0);
+	assert_true(s.task_clock_s < 0.005);
+	nl_counters_close(c);
+	assert_int_equal(nl_counters_open(NL_BACKEND_SOFTWARE, getpid(),
+					  999999999, &c), -ESRCH);
+}
+
+/* The probe's words for each refusal, as an administrator needs them. */
+static void probe_reasons(void **state)
+{
+	(void)state;
+	char buf[256];
+	nl_probe_perf_reason(buf, sizeof(buf), EACCES, 3, 1);
+	assert_non_null(strstr(buf, "perf_event_paranoid=3"));
+	assert_non_null(strstr(buf, "CAP_PERFMON"));
+	nl_probe_perf_reason(buf, sizeof(buf), ENOENT, 2, 0);
+	assert_non_null(strstr(buf, "no PMU"));
+	nl_probe_perf_reason(buf, sizeof(buf), ENOENT, 2, 1);
+	assert_non_null(strstr(buf, "not supported"));
+	nl_probe_perf_reason(buf, sizeof(buf), EBUSY, 2, 1);
+	assert_non_null(strstr(buf, "another tool"));
+	nl_probe_perf_reason(buf, sizeof(buf), EMFILE, 2, 1);
+	assert_non_null(strstr(buf, "RLIMIT_NOFILE"));
+}
+
+/* The live probe never fails and always offers the software backend. */
+static void live_probe(void **state)
+{
+	(void)state;
+	struct nl_probe p;
+	nl_counters_probe(0, &p);
+	assert_true(p.backend[NL_BACKEND_SOFTWARE].available);
+	assert_true(p.best != NL_BACKEND_AUTO);
+	assert_true(p.backend[p.best].available);
+	/* What auto picks agrees with what is there. */
+	if (!p.backend[NL_BACKEND_PAPI].available &&
+	    !p.backend[NL_BACKEND_PERF].available)
+		assert_int_equal(p.best, NL_BACKEND_SOFTWARE);
+	enum nl_backend b;
+	assert_int_equal(nl_backend_from_name("perf", &b), 0);
+	assert_int_equal(b, NL_BACKEND_PERF);
+	assert_int_equal(nl_backend_from_name("pmu", &b), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(parse_stat),
+		cmocka_unit_test(parse_numa_maps),
+		cmocka_unit_test(own_tasks),
+		cmocka_unit_test(software_counters),
+		cmocka_unit_test(probe_reasons),
+		cmocka_unit_test(live_probe),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
