@@ -17,12 +17,13 @@ CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
 endif
-NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Icore -Icore/sim -Icore/real \
+NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Icore -Icore/sim -Icore/real -Icore/agent \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 NL_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
-LIB_SRC := $(wildcard core/*.c core/sim/*.c core/real/*.c)
+LIB_SRC := $(wildcard core/*.c core/sim/*.c core/real/*.c) \
+	$(filter-out core/agent/numalotd.c,$(wildcard core/agent/*.c))
 CLI_SRC := $(wildcard core/cli/*.c)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 BENCH_SRC := $(wildcard tests/bench/*.c)
@@ -33,11 +34,12 @@ TESTS := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCHES := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 LIB := $(BUILD)/libnumalot.a
 NUMALOT := $(BUILD)/numalot
+NUMALOTD := $(BUILD)/numalotd
 WORKLOAD := $(BUILD)/numalot-workload
 
 .PHONY: all check test-bin run-tests clean install uninstall deps format \
 	bench demo
-all: $(NUMALOT) $(WORKLOAD)
+all: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -59,14 +61,27 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(NL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(NL_LIBS)
 
+$(NUMALOTD): $(BUILD)/core/agent/numalotd.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NL_LIBS)
+
+# The SPANK plugin: no -lslurm, the spank_* symbols come from the loader.
+SLURM_PLUGIN_DIR ?= $(shell pkg-config --variable=libdir slurm 2>/dev/null || echo /usr/lib/x86_64-linux-gnu)/slurm-wlm
+SPANK_SRC := spank/numalot.c spank/agentctl.c spank/site.c core/agent/protocol.c
+SPANK := $(BUILD)/numalot.so
+$(SPANK): $(SPANK_SRC) $(wildcard spank/*.h) core/agent/protocol.h
+	$(CC) $(NL_CFLAGS) -Ispank $(CFLAGS) -fPIC -shared \
+		-DNUMALOT_AGENT_PATH='"$(PREFIX)/sbin/numalotd"' -o $@ \
+		$(SPANK_SRC) $(shell pkg-config --libs json-c)
+
 $(WORKLOAD): tests/workload/workload.c
 	@mkdir -p $(dir $@)
 	$(CC) $(NL_CFLAGS) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $<
 
-test-bin: $(NUMALOT) $(WORKLOAD) $(TESTS)
+test-bin: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(TESTS)
 
 run-tests: test-bin
-	NUMALOT=$(NUMALOT) WORKLOAD=$(WORKLOAD) BUILD=$(BUILD) tests/run-tests.sh $(TESTS)
+	NUMALOT=$(NUMALOT) WORKLOAD=$(WORKLOAD) BUILD=$(BUILD) SAN=$(SAN) \
+		tests/run-tests.sh $(TESTS)
 
 # The whole suite: a normal build, then the same tests under ASan+UBSan.
 check:
@@ -84,7 +99,7 @@ demo: $(NUMALOT)
 		$(NUMALOT) sim $(DEMO_SCENARIO) --policy=$$p --seed=1 || exit 1; \
 		echo; done
 
-install: $(NUMALOT) $(WORKLOAD)
+install: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/numalot/scenarios
 	install -m 0755 $(NUMALOT) $(DESTDIR)$(PREFIX)/bin/numalot
 	install -m 0644 etc/scenarios/*.json $(DESTDIR)$(PREFIX)/share/numalot/scenarios/
@@ -114,4 +129,4 @@ format:
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/core/agent/numalotd.d

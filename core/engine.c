@@ -509,6 +509,69 @@ void nl_engine_release(struct nl_engine *e, int domain)
 	}
 }
 
+int nl_engine_remove_domain(struct nl_engine *e, int domain)
+{
+	struct edomain *d = nl_engine_domain(e, domain);
+	size_t j;
+
+	if (!d)
+		return -ENOENT;
+	nl_engine_release(e, domain);
+	j = 0;
+	for (size_t i = 0; i < e->nlive; i++)
+		if (e->live[i]->domain != domain)
+			e->live[j++] = e->live[i];
+	e->nlive = j;
+	j = 0;
+	for (size_t i = 0; i < e->nall; i++) {
+		if (e->all[i]->domain == domain) {
+			hwloc_bitmap_free(e->all[i]->allowed);
+			free(e->all[i]);
+		} else {
+			e->all[j++] = e->all[i];
+		}
+	}
+	e->nall = j;
+	j = 0;
+	for (size_t i = 0; i < e->nprocs; i++) {
+		if (e->procs[i].domain == domain) {
+			if (e->m->ops->forget)
+				e->m->ops->forget(e->m, e->procs[i].pid);
+		} else {
+			e->procs[j++] = e->procs[i];
+		}
+	}
+	e->nprocs = j;
+	nl_policy_state_free(&d->state);
+	free(d->events);
+	*d = e->domains[--e->ndomains];
+	return 0;
+}
+
+int nl_engine_domain_done(struct nl_engine *e, int domain)
+{
+	const struct nl_process_info *p;
+	size_t n;
+
+	if (!nl_engine_domain(e, domain))
+		return -ENOENT;
+	if (e->m->ops->processes(e->m, &p, &n) < 0)
+		return 0;
+	for (size_t k = 0; k < e->nprocs; k++) {
+		if (e->procs[k].domain != domain)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (p[i].pid == e->procs[k].pid && p[i].end_s < 0)
+				return 0;
+	}
+	return 1;
+}
+
+size_t nl_engine_ndomains(const struct nl_engine *e)
+{
+	return e->ndomains;
+}
+
 int nl_engine_summary(struct nl_engine *e, int domain,
 		      struct nl_engine_summary *out)
 {

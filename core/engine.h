@@ -36,6 +36,18 @@ double nl_engine_step_due(struct nl_engine *e);
  */
 int nl_engine_run(struct nl_engine *e);
 
+/*
+ * Give the domain's threads their affinity back and forget the domain, its
+ * processes (machine's forget) and its journal. Returns 0 or -ENOENT.
+ */
+int nl_engine_remove_domain(struct nl_engine *e, int domain);
+
+/* 1 when every process of the domain has ended, 0 if not, -ENOENT. */
+int nl_engine_domain_done(struct nl_engine *e, int domain);
+
+/* Number of domains. */
+size_t nl_engine_ndomains(const struct nl_engine *e);
+
 /* Give every live managed thread of the domain (-1: all) its affinity back. */
 void nl_engine_release(struct nl_engine *e, int domain);
 

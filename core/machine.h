@@ -56,6 +56,8 @@ struct nl_machine_ops {
 			 const struct nl_process_info **out, size_t *n);
 	/* Resident pages of pid by node (optional, may be NULL). */
 	int (*node_pages)(struct nl_machine *m, int pid, double *pages);
+	/* Stop managing pid and forget its threads (optional, may be NULL). */
+	int (*forget)(struct nl_machine *m, int pid);
 	void (*destroy)(struct nl_machine *m);
 };
 

@@ -94,6 +94,10 @@ static void usage(FILE *f)
 		"      --topology=SPEC --children\n"
 		"  info [--topology=SPEC] [--json]\n"
 		"      topology, counters (and why not), NUMA balancing, policies\n"
+		"  status [--socket=PATH] [--json]\n"
+		"      the job steps the node's agent numalotd manages\n"
+		"  request [--socket=PATH] JSON\n"
+		"      send one protocol request to numalotd (docs/protocol.md)\n"
 		"  version           print the version\n"
 		"\n"
 		"policies: %s\n"
@@ -115,6 +119,10 @@ int main(int argc, char **argv)
 		return nl_cmd_attach(argc - 1, argv + 1);
 	if (strcmp(argv[1], "info") == 0)
 		return nl_cmd_info(argc - 1, argv + 1);
+	if (strcmp(argv[1], "status") == 0)
+		return nl_cmd_status(argc - 1, argv + 1);
+	if (strcmp(argv[1], "request") == 0)
+		return nl_cmd_request(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 ||
 	    strcmp(argv[1], "--version") == 0) {
 		printf("numalot %s\n", NUMALOT_VERSION);
@@ -126,7 +134,7 @@ int main(int argc, char **argv)
 		return NL_EXIT_OK;
 	}
 	fprintf(stderr, "numalot: unknown command \"%s\" (valid: sim, run, attach, info, "
-			"version, help)\n",
+			"status, request, version, help)\n",
 		argv[1]);
 	return NL_EXIT_USAGE;
 }

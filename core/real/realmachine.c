@@ -424,6 +424,27 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 	return 0;
 }
 
+static int r_forget(struct nl_machine *m, int pid)
+{
+	struct real *r = R(m);
+	struct rproc *p = proc_of(r, pid);
+	size_t j = 0;
+
+	if (!p)
+		return -ESRCH;
+	for (size_t i = 0; i < r->nth; i++) {
+		if (r->th[i].pid == pid)
+			thread_drop(&r->th[i]);
+		else
+			r->th[j++] = r->th[i];
+	}
+	r->nth = j;
+	hwloc_bitmap_free(p->orig_os);
+	hwloc_bitmap_free(p->pinned_os);
+	*p = r->procs[--r->nprocs];
+	return 0;
+}
+
 static void r_destroy(struct nl_machine *m)
 {
 	struct real *r = R(m);
@@ -451,6 +472,7 @@ static const struct nl_machine_ops real_ops = {
 	.now = r_now,
 	.processes = r_processes,
 	.node_pages = r_node_pages,
+	.forget = r_forget,
 	.destroy = r_destroy,
 };
 

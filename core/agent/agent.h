@@ -1,0 +1,31 @@
+/* numalot: numalotd, the per-node agent serving every job on the node. */
+#ifndef NUMALOT_AGENT_H
+#define NUMALOT_AGENT_H
+
+#include "counters.h"
+
+struct nl_agent_config {
+	const char *socket_path;
+	const char *topology;     /* NULL: this machine */
+	const char *report_dir;   /* site copy of every report, or NULL */
+	enum nl_backend backend;
+	double idle_exit_s;       /* exit after this long with no step; 0 never */
+	double default_period_s;
+	double min_period_s, max_period_s;
+	double stale_s;           /* forget ended steps never unregistered */
+	int log_level;            /* 0 error, 1 warning, 2 info, 3 debug */
+	int use_syslog;
+};
+
+void nl_agent_config_default(struct nl_agent_config *c);
+
+/* Run the agent until idle exit or SIGTERM/SIGINT. Returns an exit status. */
+int nl_agent_run(const struct nl_agent_config *c);
+
+/* Logging for the agent (stderr with a timestamp, or syslog). */
+void nl_log_setup(int level, int use_syslog);
+void nl_log(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+enum { NL_LOG_ERROR, NL_LOG_WARNING, NL_LOG_INFO, NL_LOG_DEBUG };
+
+#endif

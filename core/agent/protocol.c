@@ -1,0 +1,339 @@
+/* numalot: the agent's protocol: framing and request decoding. */
+#include "protocol.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const op_names[NL_OP_COUNT] = {
+	"hello", "register", "unregister", "report", "status"};
+
+const char *nl_proto_op_name(enum nl_op op)
+{
+	return (unsigned)op < NL_OP_COUNT ? op_names[op] : "?";
+}
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static int get_u32(struct json_object *o, const char *key, uint32_t *out,
+		   int required, char *err, size_t errlen)
+{
+	struct json_object *v;
+	if (!json_object_object_get_ex(o, key, &v))
+		return required ? bad(err, errlen, "\"%s\" is missing", key)
+				: 1;
+	if (!json_object_is_type(v, json_type_int))
+		return bad(err, errlen, "\"%s\" must be a whole number", key);
+	int64_t x = json_object_get_int64(v);
+	if (x < 0 || x > UINT32_MAX)
+		return bad(err, errlen, "\"%s\" is out of range", key);
+	*out = (uint32_t)x;
+	return 0;
+}
+
+static int get_str(struct json_object *o, const char *key, char *out,
+		   size_t size, int required, char *err, size_t errlen)
+{
+	struct json_object *v;
+	if (!json_object_object_get_ex(o, key, &v))
+		return required ? bad(err, errlen, "\"%s\" is missing", key)
+				: 1;
+	if (!json_object_is_type(v, json_type_string))
+		return bad(err, errlen, "\"%s\" must be a string", key);
+	const char *s = json_object_get_string(v);
+	size_t n = (size_t)json_object_get_string_len(v);
+	if (n >= size || strlen(s) != n)
+		return bad(err, errlen, "\"%s\" is too long or holds a NUL",
+			   key);
+	memcpy(out, s, n + 1);
+	return 0;
+}
+
+static int decode_params(struct json_object *o, struct nl_request *r,
+			 char *err, size_t errlen)
+{
+	struct json_object *p;
+	if (!json_object_object_get_ex(o, "params", &p))
+		return 0;
+	if (!json_object_is_type(p, json_type_object))
+		return bad(err, errlen, "\"params\" must be an object");
+	json_object_object_foreach(p, key, val)
+	{
+		if (r->nparams == NL_PROTO_MAX_PARAMS)
+			return bad(err, errlen, "\"params\": more than %d",
+				   NL_PROTO_MAX_PARAMS);
+		if (!json_object_is_type(val, json_type_string))
+			return bad(err, errlen,
+				   "\"params.%.40s\" must be a string", key);
+		const char *v = json_object_get_string(val);
+		if (strlen(key) >= sizeof(r->param_key[0]) ||
+		    strlen(v) >= sizeof(r->param_value[0]))
+			return bad(err, errlen, "\"params.%.40s\" is too long",
+				   key);
+		strcpy(r->param_key[r->nparams], key);
+		strcpy(r->param_value[r->nparams], v);
+		r->nparams++;
+	}
+	return 0;
+}
+
+static int decode_fields(struct json_object *o, struct nl_request *r,
+			 char *err, size_t errlen)
+{
+	char op[24];
+	int rc;
+	uint32_t v, pid;
+
+	if ((rc = get_u32(o, "v", &v, 1, err, errlen)))
+		return rc;
+	r->version = (int)v;
+	if (r->version != NL_PROTO_VERSION) {
+		bad(err, errlen,
+		    "protocol version %u is not supported (this agent speaks "
+		    "%d)",
+		    v, NL_PROTO_VERSION);
+		return -EPROTO;
+	}
+	if ((rc = get_str(o, "op", op, sizeof(op), 1, err, errlen)))
+		return rc;
+	r->op = NL_OP_COUNT;
+	for (int i = 0; i < NL_OP_COUNT; i++)
+		if (!strcmp(op, op_names[i]))
+			r->op = (enum nl_op)i;
+	if (r->op == NL_OP_COUNT)
+		return bad(err, errlen,
+			   "unknown op \"%s\" (valid: hello, register, "
+			   "unregister, report, status)",
+			   op);
+	if (r->op == NL_OP_HELLO || r->op == NL_OP_STATUS)
+		return 0;
+	if ((rc = get_u32(o, "job", &r->job, 1, err, errlen)) ||
+	    (rc = get_u32(o, "step", &r->step, 1, err, errlen)))
+		return rc;
+	r->has_step = 1;
+	if (r->op != NL_OP_REGISTER)
+		return 0;
+	if ((rc = get_u32(o, "uid", &r->uid, 1, err, errlen)) ||
+	    (rc = get_u32(o, "pid", &pid, 1, err, errlen)) ||
+	    (rc = get_str(o, "policy", r->policy, sizeof(r->policy), 1, err,
+			  errlen)) ||
+	    (rc = get_str(o, "cpus", r->cpus, sizeof(r->cpus), 1, err, errlen)))
+		return rc;
+	r->has_uid = 1;
+	if (pid == 0 || pid > 0x3fffffff)
+		return bad(err, errlen, "\"pid\" is out of range");
+	r->pid = (pid_t)pid;
+	struct json_object *p;
+	if (json_object_object_get_ex(o, "period", &p)) {
+		if (!json_object_is_type(p, json_type_double) &&
+		    !json_object_is_type(p, json_type_int))
+			return bad(err, errlen, "\"period\" must be a number");
+		r->period_s = json_object_get_double(p);
+		if (!isfinite(r->period_s) || r->period_s <= 0 ||
+		    r->period_s > 86400)
+			return bad(err, errlen,
+				   "\"period\" must be above 0 and at most "
+				   "86400 seconds");
+	}
+	return decode_params(o, r, err, errlen);
+}
+
+int nl_proto_decode(const char *body, size_t len, struct nl_request *req,
+		    char *err, size_t errlen)
+{
+	struct json_tokener *tok;
+	struct json_object *o;
+	int rc;
+
+	memset(req, 0, sizeof(*req));
+	if (len > NL_PROTO_MAX_BYTES)
+		return bad(err, errlen, "request of %zu bytes is over the %d "
+					"byte limit", len, NL_PROTO_MAX_BYTES);
+	tok = json_tokener_new_ex(16);
+	if (!tok)
+		return -ENOMEM;
+	o = json_tokener_parse_ex(tok, body, (int)len);
+	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) != len) {
+		rc = bad(err, errlen, "request is not one JSON value: %s",
+			 json_tokener_error_desc(json_tokener_get_error(tok)));
+	} else if (!json_object_is_type(o, json_type_object)) {
+		rc = bad(err, errlen, "request must be a JSON object");
+	} else {
+		rc = decode_fields(o, req, err, errlen);
+	}
+	json_object_put(o);
+	json_tokener_free(tok);
+	return rc;
+}
+
+char *nl_proto_encode(const struct nl_request *r)
+{
+	struct json_object *o = json_object_new_object();
+	char *s;
+
+	json_object_object_add(o, "v", json_object_new_int(NL_PROTO_VERSION));
+	json_object_object_add(o, "op",
+			       json_object_new_string(nl_proto_op_name(r->op)));
+	if (r->has_step) {
+		json_object_object_add(o, "job", json_object_new_int64(r->job));
+		json_object_object_add(o, "step",
+				       json_object_new_int64(r->step));
+	}
+	if (r->op == NL_OP_REGISTER) {
+		struct json_object *p = json_object_new_object();
+		json_object_object_add(o, "uid", json_object_new_int64(r->uid));
+		json_object_object_add(o, "pid", json_object_new_int64(r->pid));
+		json_object_object_add(o, "policy",
+				       json_object_new_string(r->policy));
+		json_object_object_add(o, "cpus",
+				       json_object_new_string(r->cpus));
+		if (r->period_s > 0)
+			json_object_object_add(
+				o, "period", json_object_new_double(r->period_s));
+		for (int i = 0; i < r->nparams; i++)
+			json_object_object_add(
+				p, r->param_key[i],
+				json_object_new_string(r->param_value[i]));
+		json_object_object_add(o, "params", p);
+	}
+	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return s;
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* Move len bytes through fd, in or out, before the deadline. */
+static int xfer(int fd, void *buf, size_t len, int out, double deadline)
+{
+	size_t done = 0;
+	while (done < len) {
+		int left = (int)(deadline - mono_ms());
+		struct pollfd p = {fd, out ? POLLOUT : POLLIN, 0};
+		if (left <= 0)
+			return -ETIMEDOUT;
+		int rc = poll(&p, 1, left);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc < 0)
+			return -errno;
+		if (rc == 0)
+			return -ETIMEDOUT;
+		ssize_t n = out ? send(fd, (char *)buf + done, len - done,
+				       MSG_NOSIGNAL | MSG_DONTWAIT)
+				: recv(fd, (char *)buf + done, len - done,
+				       MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ECONNRESET;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int nl_proto_send(int fd, const char *body, size_t len, int timeout_ms)
+{
+	unsigned char hdr[4];
+	double deadline = mono_ms() + timeout_ms;
+	int rc;
+
+	if (len > NL_PROTO_MAX_BYTES * 16u) /* replies (reports) may be big */
+		return -EMSGSIZE;
+	hdr[0] = (unsigned char)(len >> 24);
+	hdr[1] = (unsigned char)(len >> 16);
+	hdr[2] = (unsigned char)(len >> 8);
+	hdr[3] = (unsigned char)len;
+	rc = xfer(fd, hdr, 4, 1, deadline);
+	return rc ? rc : xfer(fd, (void *)body, len, 1, deadline);
+}
+
+static int recv_limited(int fd, char **body, size_t *len, int timeout_ms,
+			size_t limit)
+{
+	unsigned char hdr[4];
+	double deadline = mono_ms() + timeout_ms;
+	size_t n;
+	int rc;
+
+	*body = NULL;
+	rc = xfer(fd, hdr, 4, 0, deadline);
+	if (rc)
+		return rc;
+	n = (size_t)hdr[0] << 24 | (size_t)hdr[1] << 16 | (size_t)hdr[2] << 8 |
+	    hdr[3];
+	if (n > limit)
+		return -EMSGSIZE;
+	*body = malloc(n + 1);
+	if (!*body)
+		return -ENOMEM;
+	rc = xfer(fd, *body, n, 0, deadline);
+	if (rc) {
+		free(*body);
+		*body = NULL;
+		return rc;
+	}
+	(*body)[n] = 0;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+int nl_proto_recv(int fd, char **body, size_t *len, int timeout_ms)
+{
+	return recv_limited(fd, body, len, timeout_ms, NL_PROTO_MAX_BYTES);
+}
+
+int nl_proto_call(const char *socket_path, const char *request, char **reply,
+		  int timeout_ms)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd, rc;
+
+	*reply = NULL;
+	if (strlen(socket_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, socket_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	rc = nl_proto_send(fd, request, strlen(request), timeout_ms);
+	if (rc == 0)
+		rc = recv_limited(fd, reply, NULL, timeout_ms,
+				  NL_PROTO_MAX_BYTES * 16u);
+	close(fd);
+	return rc;
+}

@@ -1,0 +1,56 @@
+/* numalotd's state and request handling (no sockets here: testable). */
+#ifndef NUMALOT_SERVER_H
+#define NUMALOT_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "agent.h"
+#include "engine.h"
+#include "protocol.h"
+
+struct json_object;
+
+/* One job step on this node: one migration domain of the engine. */
+struct nl_step {
+	uint32_t job, step;
+	uid_t uid;
+	int domain;
+	int ntasks;
+	double done_since_s; /* when all its tasks had ended, < 0 running */
+};
+
+struct nl_server {
+	const struct nl_agent_config *cfg;
+	struct nl_engine *engine;
+	struct nl_machine *machine;
+	struct nl_step *steps;
+	size_t nsteps;
+	int next_domain;
+	char node[64];
+};
+
+/* Who is on the other end of the socket (SO_PEERCRED). */
+struct nl_peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+};
+
+/* Handle one request body from peer; returns the reply body (malloc'd). */
+char *nl_server_handle(struct nl_server *s, const struct nl_peer *peer,
+		       const char *body, size_t len);
+
+struct nl_step *nl_server_find(struct nl_server *s, uint32_t job,
+			       uint32_t step);
+/* The step's report with its Slurm identity added. */
+struct json_object *nl_server_step_report(struct nl_server *s,
+					  struct nl_step *st);
+/* Write the site copy of a report into cfg->report_dir (if set). */
+void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
+			 struct json_object *report);
+/* Forget a step (its threads get their affinity back). */
+void nl_server_drop(struct nl_server *s, struct nl_step *st);
+
+#endif

@@ -1,0 +1,33 @@
+/* numalot SPANK plugin: starting, calling and reporting with the agent. */
+#ifndef NUMALOT_AGENTCTL_H
+#define NUMALOT_AGENTCTL_H
+
+#include <stddef.h>
+#include <slurm/spank.h>
+
+#include "protocol.h"
+#include "site.h"
+
+/* Make sure an agent answers on the site's socket, starting one (under a
+ * lock, so that concurrent steps start exactly one). 0 or -1 with why. */
+int nl_agentctl_ensure(const struct nl_site *s, char *why, size_t len);
+
+/* Register one task. 0 or -1 with why. */
+int nl_agentctl_register(const struct nl_site *s, const struct nl_request *q,
+			 char *why, size_t len);
+
+/*
+ * At step end: unregister the step, fetch its report and write it as the
+ * job's user (and a site copy as root); if the agent was lost, a report
+ * that says so.
+ */
+void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int registered,
+			int failed, const char *reason, const char *pattern,
+			const char *cwd);
+
+/* Expand %j %s %N %u %% of pattern into out. 0, or -1 if too long. */
+int nl_report_path(const char *pattern, const char *cwd, unsigned job,
+		   unsigned stepid, const char *node, const char *user,
+		   char *out, size_t len);
+
+#endif

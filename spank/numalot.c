@@ -1,0 +1,275 @@
+/*
+ * numalot SPANK plugin: srun --numalot=imar2|lbma|monitor|off.
+ *
+ * Thin by design: options and site policy here; every decision is the
+ * agent's (numalotd). On the node, each task is registered with the agent
+ * from task_post_fork; at step end the plugin fetches the report and writes
+ * it as the job's user. Nothing here may hurt a job: every failure is
+ * logged and the step runs on as if numalot were off.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <slurm/spank.h>
+
+#include "agentctl.h"
+#include "protocol.h"
+#include "site.h"
+#include "version.h"
+
+SPANK_PLUGIN(numalot, 1);
+
+#ifndef NUMALOT_AGENT_PATH
+#define NUMALOT_AGENT_PATH "/usr/local/sbin/numalotd"
+#endif
+
+#define STEP_EXTERN 0xfffffffcu
+#define STEP_BATCH 0xfffffffbu
+
+static struct nl_site site;
+static int site_ready;
+
+/* What the user asked for (option callbacks). */
+static int user_choice = -1;
+static char user_report[1024];
+static double user_period;
+
+/* This step on this node. */
+static struct {
+	enum nl_choice choice;
+	int active;      /* the step is managed */
+	int registered;  /* tasks the agent took */
+	int failed;      /* the agent failed us: why, in reason */
+	char reason[320];
+	char cwd[PATH_MAX];
+} step;
+
+static void complain(const char *msg)
+{
+	slurm_error("%s", msg);
+}
+
+static int opt_policy(int val, const char *optarg, int remote);
+static int opt_report(int val, const char *optarg, int remote);
+static int opt_period(int val, const char *optarg, int remote);
+
+/* Registered from slurm_spank_init in every context (srun, sbatch,
+ * salloc, slurmstepd), not through the spank_options symbol. */
+static struct spank_option numalot_options[] = {
+	{"numalot", "POLICY",
+	 "Migrate the job's threads between NUMA nodes with POLICY: imar2, "
+	 "lbma, monitor (observe only) or off. --numalot=help lists what "
+	 "this cluster allows.",
+	 1, 0, opt_policy},
+	{"numalot-report", "PATTERN",
+	 "Where numalot writes its JSON report of each step (%j job, %s "
+	 "step, %N node, %u user; default numalot-%j.%s.%N.json in the "
+	 "working directory).",
+	 1, 0, opt_report},
+	{"numalot-period", "SECONDS",
+	 "numalot's sampling period (the site sets the bounds).", 1, 0,
+	 opt_period},
+	SPANK_OPTIONS_TABLE_END};
+
+static void print_help(void)
+{
+	char list[64];
+	nl_site_allowed_list(&site, list, sizeof(list));
+	printf("numalot %s: thread migration between NUMA nodes\n"
+	       "  --numalot=imar2    IMAR2: move under-performing threads, "
+	       "roll back moves that hurt\n"
+	       "  --numalot=lbma     LBMA: lottery-based migration of random "
+	       "threads\n"
+	       "  --numalot=monitor  observe and report only\n"
+	       "  --numalot=off      leave the job alone\n"
+	       "This cluster: allowed %s; default %s%s%s; period %g s "
+	       "(%g to %g)\n",
+	       NUMALOT_VERSION, list, nl_choice_name(site.default_choice),
+	       site.force >= 0 ? "; forced " : "",
+	       site.force >= 0 ? nl_choice_name(site.force) : "",
+	       site.period_s, site.min_period_s, site.max_period_s);
+}
+
+static int opt_policy(int val, const char *optarg, int remote)
+{
+	char msg[256];
+	enum nl_choice c;
+	(void)val;
+	if (optarg && !strcmp(optarg, "help")) {
+		if (!remote) {
+			print_help();
+			exit(0);
+		}
+		return 0;
+	}
+	if (nl_site_check_choice(&site, optarg, &c, msg, sizeof(msg)) < 0) {
+		if (remote) {
+			/* Never fail a task on the node: leave it alone. */
+			slurm_error("%s; numalot is off for this step", msg);
+			user_choice = NL_CHOICE_OFF;
+			return 0;
+		}
+		slurm_error("%s", msg);
+		return -1;
+	}
+	user_choice = (int)c;
+	return 0;
+}
+
+static int opt_report(int val, const char *optarg, int remote)
+{
+	(void)val;
+	if (!optarg || !*optarg || strlen(optarg) >= sizeof(user_report)) {
+		slurm_error("numalot: invalid --numalot-report pattern");
+		return remote ? 0 : -1;
+	}
+	strcpy(user_report, optarg);
+	return 0;
+}
+
+static int opt_period(int val, const char *optarg, int remote)
+{
+	char msg[256];
+	(void)val;
+	if (nl_site_check_period(&site, optarg, &user_period, msg,
+				 sizeof(msg)) < 0) {
+		slurm_error("%s", msg);
+		user_period = 0;
+		return remote ? 0 : -1;
+	}
+	return 0;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	nl_site_default(&site, NUMALOT_AGENT_PATH);
+	nl_site_parse(&site, ac, av, complain);
+	site_ready = 1;
+	for (struct spank_option *o = numalot_options; o->name; o++)
+		if (spank_option_register(sp, o) != ESPANK_SUCCESS)
+			slurm_error("numalot: cannot register --%s", o->name);
+	return 0; /* never fail here: a remote failure drains the node */
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	uint32_t stepid = 0;
+	(void)ac;
+	(void)av;
+	step.choice = user_choice >= 0 ? (enum nl_choice)user_choice
+				       : site.default_choice;
+	if (site.force >= 0 && (int)step.choice != site.force) {
+		if (!spank_remote(sp) && user_choice >= 0)
+			slurm_info("numalot: this cluster forces "
+				   "--numalot=%s",
+				   nl_choice_name(site.force));
+		step.choice = (enum nl_choice)site.force;
+	}
+	if (!spank_remote(sp))
+		return 0;
+	if (spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
+		return 0;
+	/* The extern step runs no user code; the batch step is the job
+	 * script (its sruns are steps of their own). */
+	step.active = step.choice != NL_CHOICE_OFF && stepid != STEP_EXTERN &&
+		      stepid != STEP_BATCH;
+	return 0;
+}
+
+static void cpu_list(pid_t pid, char *buf, size_t len)
+{
+	cpu_set_t set;
+	size_t n = 0;
+	buf[0] = 0;
+	if (sched_getaffinity(pid, sizeof(set), &set) < 0)
+		return;
+	for (int c = 0; c < CPU_SETSIZE && n + 12 < len; c++) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		int e = c;
+		while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set))
+			e++;
+		n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? "," : "",
+				      c);
+		if (e > c)
+			n += (size_t)snprintf(buf + n, len - n, "-%d", e);
+		c = e;
+	}
+}
+
+static void give_up(const char *why)
+{
+	if (!step.failed)
+		slurm_error("numalot: %s; the step runs on without numalot",
+			    why);
+	step.failed = 1;
+	snprintf(step.reason, sizeof(step.reason), "%s", why);
+}
+
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+	struct nl_request q = {.op = NL_OP_REGISTER, .has_step = 1,
+			       .has_uid = 1};
+	char why[300], link[64];
+	pid_t pid;
+	uid_t uid;
+	(void)ac;
+	(void)av;
+
+	if (!spank_remote(sp) || !step.active || step.failed)
+		return 0;
+	if (spank_get_item(sp, S_JOB_ID, &q.job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &q.step) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS) {
+		give_up("cannot read the job's identity from Slurm");
+		return 0;
+	}
+	q.uid = uid;
+	q.pid = pid;
+	snprintf(q.policy, sizeof(q.policy), "%s", nl_choice_name(step.choice));
+	q.period_s = user_period > 0 ? user_period : site.period_s;
+	cpu_list(pid, q.cpus, sizeof(q.cpus));
+	if (!step.cwd[0]) {
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
+		ssize_t n = readlink(link, step.cwd, sizeof(step.cwd) - 1);
+		step.cwd[n > 0 ? n : 0] = 0;
+	}
+	if (nl_agentctl_ensure(&site, why, sizeof(why)) < 0) {
+		give_up(why);
+		return 0;
+	}
+	if (nl_agentctl_register(&site, &q, why, sizeof(why)) < 0) {
+		give_up(why);
+		return 0;
+	}
+	step.registered++;
+	return 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (!spank_remote(sp) || !step.active || getuid() != 0)
+		return 0;
+	if (step.registered == 0 && !step.failed)
+		return 0;
+	nl_agentctl_finish(sp, &site, step.registered, step.failed,
+			   step.reason, user_report, step.cwd);
+	return 0;
+}

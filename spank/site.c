@@ -1,0 +1,227 @@
+/* numalot SPANK plugin: site policy from plugstack.conf arguments. */
+#include "site.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const choice_names[NL_CHOICE_COUNT] = {"off", "monitor",
+							   "imar2", "lbma"};
+
+const char *nl_choice_name(enum nl_choice c)
+{
+	return (unsigned)c < NL_CHOICE_COUNT ? choice_names[c] : "?";
+}
+
+int nl_choice_from_name(const char *name, enum nl_choice *c)
+{
+	for (int i = 0; i < NL_CHOICE_COUNT; i++)
+		if (name && !strcmp(name, choice_names[i])) {
+			*c = (enum nl_choice)i;
+			return 0;
+		}
+	return -1;
+}
+
+void nl_site_default(struct nl_site *s, const char *agent_path)
+{
+	memset(s, 0, sizeof(*s));
+	s->default_choice = NL_CHOICE_OFF;
+	s->allow = (1u << NL_CHOICE_COUNT) - 1;
+	s->force = -1;
+	snprintf(s->agent, sizeof(s->agent), "%s", agent_path);
+	snprintf(s->socket, sizeof(s->socket), "/run/numalot/numalotd.sock");
+	snprintf(s->counters, sizeof(s->counters), "auto");
+	s->period_s = 1.0;
+	s->min_period_s = 0.1;
+	s->max_period_s = 60;
+	s->idle_exit_s = 60;
+}
+
+static int number(const char *v, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (end == v || *end || errno || !isfinite(x) || x < lo || x > hi)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+/* "imar2,monitor" (or '+' or ':' between) into a bit set. */
+static int parse_allow(const char *v, unsigned *out)
+{
+	char buf[128], *save, *tok;
+	unsigned bits = 0;
+	if (strlen(v) >= sizeof(buf))
+		return -1;
+	strcpy(buf, v);
+	for (tok = strtok_r(buf, ",+:", &save); tok;
+	     tok = strtok_r(NULL, ",+:", &save)) {
+		enum nl_choice c;
+		if (nl_choice_from_name(tok, &c) < 0)
+			return -1;
+		bits |= 1u << c;
+	}
+	if (!bits)
+		return -1;
+	*out = bits | 1u << NL_CHOICE_OFF; /* a user may always opt out */
+	return 0;
+}
+
+static int copy(char *dst, size_t size, const char *v, int absolute)
+{
+	if (!*v || strlen(v) >= size || (absolute && v[0] != '/'))
+		return -1;
+	strcpy(dst, v);
+	return 0;
+}
+
+static int apply(struct nl_site *s, const char *key, const char *v)
+{
+	enum nl_choice c;
+	if (!strcmp(key, "default")) {
+		if (nl_choice_from_name(v, &c) < 0)
+			return -1;
+		s->default_choice = c;
+		return 0;
+	}
+	if (!strcmp(key, "force")) {
+		if (nl_choice_from_name(v, &c) < 0)
+			return -1;
+		s->force = (int)c;
+		return 0;
+	}
+	if (!strcmp(key, "allow"))
+		return parse_allow(v, &s->allow);
+	if (!strcmp(key, "report_dir"))
+		return copy(s->report_dir, sizeof(s->report_dir), v, 1);
+	if (!strcmp(key, "agent"))
+		return copy(s->agent, sizeof(s->agent), v, 1);
+	if (!strcmp(key, "socket"))
+		return copy(s->socket, sizeof(s->socket), v, 1);
+	if (!strcmp(key, "log"))
+		return copy(s->log, sizeof(s->log), v, 1);
+	if (!strcmp(key, "topology")) {
+		/* plugstack.conf splits at spaces: "numa:2,core:4,pu:1". */
+		if (copy(s->topology, sizeof(s->topology), v, 0) < 0)
+			return -1;
+		for (char *p = s->topology; *p; p++)
+			if (*p == ',')
+				*p = ' ';
+		return 0;
+	}
+	if (!strcmp(key, "counters")) {
+		if (strcmp(v, "auto") && strcmp(v, "papi") && strcmp(v, "perf") &&
+		    strcmp(v, "software"))
+			return -1;
+		return copy(s->counters, sizeof(s->counters), v, 0);
+	}
+	if (!strcmp(key, "period"))
+		return number(v, 0.001, 86400, &s->period_s);
+	if (!strcmp(key, "min_period"))
+		return number(v, 0.001, 86400, &s->min_period_s);
+	if (!strcmp(key, "max_period"))
+		return number(v, 0.001, 86400, &s->max_period_s);
+	if (!strcmp(key, "idle_exit"))
+		return number(v, 0, 86400, &s->idle_exit_s);
+	return -2;
+}
+
+int nl_site_parse(struct nl_site *s, int ac, char **av,
+		  void (*complain)(const char *msg))
+{
+	char msg[700], key[32];
+	int bad = 0;
+
+	for (int i = 0; i < ac; i++) {
+		const char *eq = strchr(av[i], '=');
+		int rc = -2;
+		if (eq && eq != av[i] && (size_t)(eq - av[i]) < sizeof(key)) {
+			memcpy(key, av[i], (size_t)(eq - av[i]));
+			key[eq - av[i]] = 0;
+			rc = apply(s, key, eq + 1);
+		}
+		if (rc == 0)
+			continue;
+		bad++;
+		snprintf(msg, sizeof(msg),
+			 rc == -2 ? "numalot: invalid option \"%.500s\" in "
+				    "plugstack.conf (valid: default, allow, "
+				    "force, report_dir, agent, socket, period, "
+				    "min_period, max_period, counters, "
+				    "idle_exit, topology, log); ignored"
+				  : "numalot: invalid value in \"%.500s\" in "
+				    "plugstack.conf; the default stays",
+			 av[i]);
+		if (complain)
+			complain(msg);
+	}
+	if (s->min_period_s > s->max_period_s) {
+		bad++;
+		if (complain)
+			complain("numalot: min_period is above max_period; "
+				 "using 0.1 and 60");
+		s->min_period_s = 0.1;
+		s->max_period_s = 60;
+	}
+	if (!(s->allow & (1u << s->default_choice))) {
+		bad++;
+		if (complain)
+			complain("numalot: default= is not in allow=; the "
+				 "default is off");
+		s->default_choice = NL_CHOICE_OFF;
+	}
+	return bad;
+}
+
+void nl_site_allowed_list(const struct nl_site *s, char *buf, size_t len)
+{
+	static const enum nl_choice order[] = {NL_CHOICE_IMAR2, NL_CHOICE_LBMA,
+					       NL_CHOICE_MONITOR, NL_CHOICE_OFF};
+	size_t n = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < 4 && n < len; i++)
+		if (s->allow & (1u << order[i]))
+			n += (size_t)snprintf(buf + n, len - n, "%s%s",
+					      n ? ", " : "",
+					      nl_choice_name(order[i]));
+}
+
+int nl_site_check_choice(const struct nl_site *s, const char *value,
+			 enum nl_choice *out, char *msg, size_t len)
+{
+	char list[64];
+	nl_site_allowed_list(s, list, sizeof(list));
+	if (nl_choice_from_name(value, out) < 0) {
+		snprintf(msg, len,
+			 "numalot: invalid --numalot value \"%.64s\" (valid: "
+			 "%s; --numalot=help says more)",
+			 value ? value : "", list);
+		return -1;
+	}
+	if (!(s->allow & (1u << *out))) {
+		snprintf(msg, len,
+			 "numalot: policy \"%s\" is not allowed on this "
+			 "cluster (allowed: %s)",
+			 value, list);
+		return -1;
+	}
+	return 0;
+}
+
+int nl_site_check_period(const struct nl_site *s, const char *value,
+			 double *out, char *msg, size_t len)
+{
+	if (!value || number(value, s->min_period_s, s->max_period_s, out) < 0) {
+		snprintf(msg, len,
+			 "numalot: invalid --numalot-period \"%.64s\" (seconds "
+			 "from %g to %g on this cluster)",
+			 value ? value : "", s->min_period_s, s->max_period_s);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,55 @@
+/* numalot SPANK plugin: site policy from plugstack.conf arguments. */
+#ifndef NUMALOT_SITE_H
+#define NUMALOT_SITE_H
+
+#include <stddef.h>
+
+/* The policies a user can ask for with --numalot. */
+enum nl_choice { NL_CHOICE_OFF, NL_CHOICE_MONITOR, NL_CHOICE_IMAR2,
+		 NL_CHOICE_LBMA, NL_CHOICE_COUNT };
+
+const char *nl_choice_name(enum nl_choice c);
+/* 0 and *c, or -1 for a name not in "imar2, lbma, monitor, off". */
+int nl_choice_from_name(const char *name, enum nl_choice *c);
+
+struct nl_site {
+	enum nl_choice default_choice; /* default= (off) */
+	unsigned allow;                /* allow= bit per choice (all) */
+	int force;                     /* force= choice, or -1 */
+	char report_dir[512];          /* report_dir= site copies, "" none */
+	char agent[512];               /* agent= path of numalotd */
+	char socket[108];              /* socket= the agent's socket */
+	char counters[16];             /* counters= auto|papi|perf|software */
+	char topology[256];            /* topology= for the agent ("" live) */
+	char log[512];                 /* log= agent's log file, "" syslog */
+	double period_s;               /* period= default (1) */
+	double min_period_s;           /* min_period= (0.1) */
+	double max_period_s;           /* max_period= (60) */
+	double idle_exit_s;            /* idle_exit= agent idle exit (60) */
+};
+
+void nl_site_default(struct nl_site *s, const char *agent_path);
+
+/*
+ * Apply the plugstack.conf arguments ("key=value"). A bad argument is
+ * reported through complain (one message naming it) and skipped: the
+ * rest still apply. Returns how many were bad.
+ */
+int nl_site_parse(struct nl_site *s, int ac, char **av,
+		  void (*complain)(const char *msg));
+
+/* "imar2, lbma, monitor, off" limited to what allow permits. */
+void nl_site_allowed_list(const struct nl_site *s, char *buf, size_t len);
+
+/*
+ * Check a user's --numalot value against the site: 0, or -1 with msg set
+ * (an unknown value lists the valid ones; a disallowed one the allowed).
+ */
+int nl_site_check_choice(const struct nl_site *s, const char *value,
+			 enum nl_choice *out, char *msg, size_t len);
+
+/* Check --numalot-period: 0 and *out, or -1 with msg. */
+int nl_site_check_period(const struct nl_site *s, const char *value,
+			 double *out, char *msg, size_t len);
+
+#endif

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# numalot with a real Slurm: a throw-away single-node cluster started here
+# and stopped by PID whatever happens. Cases (a) to (h) of the Slurm issue.
+set -u
+cd "$(dirname "$0")/../.."
+B=${BUILD:-build}
+ROOT=$PWD
+if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null ||
+	! command -v munged >/dev/null; then
+	echo "skip: needs root and Slurm (make deps installs it)"
+	exit 0
+fi
+. tests/slurm/cluster.sh
+T=$(mktemp -d /tmp/numalot-slurm.XXXXXX)
+chmod 755 "$T"
+SOCK=$T/numalotd.sock
+bg=()
+finish() {
+	kill "${bg[@]}" 2>/dev/null
+	local ap
+	ap=$(agent_pid)
+	[ -n "$ap" ] && kill "$ap" 2>/dev/null
+	cluster_stop
+	[ "${KEEP:-0}" = 1 ] || rm -rf "$T"
+}
+trap finish EXIT
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; fails=$((fails + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+json() { python3 -c "import json,sys; r=json.load(open('$1')); print($2)"; }
+agent_pid() { # the agent's own word for its pid, or nothing
+	"$ROOT/$B/numalot" request --socket="$SOCK" '{"v":1,"op":"hello"}' 2>/dev/null |
+		sed -n 's/.*"pid":\([0-9]*\).*/\1/p'
+}
+W="$ROOT/$B/numalot-workload"
+BASE="agent=$ROOT/$B/numalotd socket=$SOCK log=$T/agent.log topology=numa:2,core:1,pu:1 idle_exit=120"
+plugstack() { echo "required $ROOT/$B/numalot.so $BASE $*" >"$T/plugstack.conf"; }
+
+cluster_start "$T" "$ROOT/$B/numalot.so" $BASE || { echo "not ok - cluster did not start"; exit 1; }
+cd "$T"
+
+# (a) one step, lbma, four threads.
+srun -Q --numalot=lbma --numalot-period=0.2 -n1 -c2 "$W" --threads 4 --seconds 2 >a.out 2>&1
+check "(a) job exits 0" test $? -eq 0
+ra=$(ls numalot-*.json 2>/dev/null | head -1)
+check "(a) a report in the working directory" test -n "$ra"
+if [ -n "$ra" ]; then
+	check "(a) report: policy lbma" test "$(json "$ra" "r['policy']['name']")" = lbma
+	check "(a) report: the 4 threads (and main)" test "$(json "$ra" "len(r['threads'])")" -ge 4
+	check "(a) report: at least 2 periods" test "$(json "$ra" "r['summary']['periods']")" -ge 2
+	check "(a) report: Slurm identity" test "$(json "$ra" "r['slurm']['step'], r['slurm']['tasks']")" = "0 1"
+fi
+rm -f numalot-*.json
+
+# (b) two jobs at once on disjoint CPUs: two reports, one agent, and no
+# thread ever outside its job's CPUs (watched from outside).
+srun -Q --numalot=imar2 --numalot-period=0.2 -n1 -c1 --numalot-report="$T/b1.json" \
+	"$W" --threads 3 --seconds 3 >b1.out 2>&1 &
+j1=$!
+srun -Q --numalot=lbma --numalot-period=0.2 -n1 -c1 --numalot-report="$T/b2.json" \
+	"$W" --threads 3 --seconds 3 >b2.out 2>&1 &
+j2=$!
+bg+=($j1 $j2)
+: >b.aff
+agents=0
+while kill -0 $j1 2>/dev/null || kill -0 $j2 2>/dev/null; do
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = numalot-workloa ] || continue
+		for s in "$p"/task/*/status; do
+			echo "${p#/proc/} $(awk '/Cpus_allowed_list/ {print $2}' "$s" 2>/dev/null)"
+		done
+	done >>b.aff 2>/dev/null
+	n=$(pgrep -fc "numalotd --socket=$SOCK" 2>/dev/null || true)
+	[ "${n:-0}" -gt "$agents" ] && agents=$n
+	sleep 0.1
+done
+wait $j1; r1=$?
+wait $j2; r2=$?
+check "(b) both jobs exit 0" test "$r1$r2" = 00
+check "(b) two reports" test -s b1.json -a -s b2.json
+check "(b) one agent process on the node" test "$agents" -eq 1
+# Every CPU each job's threads were ever allowed, per process.
+sets=$(awk '$2 != "" {a[$1] = a[$1] " " $2} END {for (p in a) print a[p]}' b.aff |
+	while read -r line; do echo "$line" | tr ' ' '\n' | sort -u | paste -sd, -; done | sort)
+check "(b) watched both jobs' threads" test "$(echo "$sets" | grep -c .)" -eq 2
+check "(b) each job's threads stayed on its own single CPU" \
+	test "$(echo "$sets" | grep -c '^[0-9]*$')" -eq 2
+check "(b) the two jobs had different CPUs" test "$(echo "$sets" | sort -u | grep -c .)" -eq 2
+if [ -s b1.json ] && [ -s b2.json ]; then
+	check "(b) the reports name their policies" \
+		test "$(json b1.json "r['policy']['name']") $(json b2.json "r['policy']['name']")" = "imar2 lbma"
+fi
+
+# (c) sbatch with two concurrent srun --exact steps: a report per step.
+cat >c.sh <<SH
+#!/bin/bash
+srun --exact -n1 -c1 --numalot=lbma --numalot-period=0.2 --numalot-report=$T/c-%j.%s.json $W --threads 2 --seconds 2 &
+srun --exact -n1 -c1 --numalot=imar2 --numalot-period=0.2 --numalot-report=$T/c-%j.%s.json $W --threads 2 --seconds 2 &
+wait
+SH
+sbatch -W -Q -n2 -c1 -o c.out c.sh >/dev/null 2>&1
+check "(c) batch job exits 0" test $? -eq 0
+check "(c) a report for each of the two steps" test "$(ls c-*.0.json c-*.1.json 2>/dev/null | wc -l)" -eq 2
+check "(c) no report for the batch step itself" test "$(ls numalot-*.json 2>/dev/null | wc -l)" -eq 0
+
+# (d) a bad value fails srun before any task runs, listing the policies.
+srun -Q --numalot=bogus touch "$T/d.ran" >d.out 2>&1
+check "(d) srun fails on --numalot=bogus" test $? -ne 0
+check "(d) no task ran" test ! -e "$T/d.ran"
+check "(d) the message lists the policies" grep -q "imar2, lbma, monitor, off" d.out
+
+# (e) the agent killed mid-step: the step finishes; the loss is reported;
+# the next step starts a new agent.
+srun -Q --numalot=lbma --numalot-period=0.2 -n1 -c2 --numalot-report="$T/e.json" \
+	"$W" --threads 2 --seconds 4 >e.out 2>&1 &
+je=$!
+bg+=($je)
+killed=""
+for _ in $(seq 50); do
+	if "$ROOT/$B/numalot" status --socket="$SOCK" 2>/dev/null | grep -q '^[0-9]'; then
+		killed=$(agent_pid)
+		[ -n "$killed" ] && kill -9 "$killed"
+		break
+	fi
+	sleep 0.1
+done
+wait $je
+check "(e) the step completes with exit 0 after SIGKILL of the agent" test $? -eq 0 -a -n "$killed"
+check "(e) its report says the agent was lost" grep -q "agent was lost" e.json
+check "(e) so does Slurm's log" grep -q "agent was lost" log/slurmd.log
+srun -Q --numalot=monitor --numalot-period=0.2 -n1 --numalot-report="$T/e2.json" \
+	"$W" --threads 2 --seconds 1 >e2.out 2>&1
+new=$(agent_pid)
+check "(e) the next step started a new agent" test -n "$new" -a "$new" != "$killed"
+check "(e) ...and got a full report" test "$(json e2.json "r['policy']['name']")" = monitor
+
+# (f) a job of nobody's: the report is nobody's; nobody cannot register
+# root's processes through the socket.
+mkdir -p "$T/nobody" && chmod 777 "$T/nobody"
+(cd "$T/nobody" && srun -Q --uid=nobody --numalot=lbma --numalot-period=0.2 -n1 \
+	"$W" --threads 2 --seconds 1 >/dev/null 2>&1)
+check "(f) nobody's job exits 0" test $? -eq 0
+rf=$(ls "$T"/nobody/numalot-*.json 2>/dev/null | head -1)
+check "(f) its report is owned by nobody" test -n "$rf" -a "$(stat -c %U "$rf" 2>/dev/null)" = nobody
+sleep 60 &
+rootpid=$!
+bg+=($rootpid)
+nuid=$(id -u nobody)
+su nobody -s /bin/sh -c "'$ROOT/$B/numalot' request --socket='$SOCK' \
+	'{\"v\":1,\"op\":\"register\",\"job\":99,\"step\":0,\"uid\":$nuid,\"pid\":$rootpid,\"policy\":\"lbma\",\"cpus\":\"0\"}'" >f.out 2>&1
+check "(f) nobody registering a root-owned PID is refused" grep -q '"permission"' f.out
+su nobody -s /bin/sh -c "'$ROOT/$B/numalot' request --socket='$SOCK' \
+	'{\"v\":1,\"op\":\"register\",\"job\":99,\"step\":0,\"uid\":0,\"pid\":$rootpid,\"policy\":\"lbma\",\"cpus\":\"0\"}'" >f2.out 2>&1
+check "(f) nobody registering as root is refused" grep -q '"permission"' f2.out
+kill $rootpid
+
+# (g) no option, or off: no agent contact, no report.
+before=$(grep -c "task pid" agent.log)
+srun -Q -n1 "$W" --threads 2 --seconds 0.5 >/dev/null 2>&1
+check "(g) no option: job exits 0" test $? -eq 0
+srun -Q --numalot=off -n1 "$W" --threads 2 --seconds 0.5 >/dev/null 2>&1
+check "(g) off: job exits 0" test $? -eq 0
+check "(g) no task registered with the agent" test "$(grep -c "task pid" agent.log)" -eq "$before"
+check "(g) no report written" test "$(ls numalot-*.json 2>/dev/null | wc -l)" -eq 0
+
+# (h) site policy: force= overrides the user, allow= rejects.
+plugstack force=monitor
+srun -Q --numalot=lbma --numalot-period=0.2 -n1 --numalot-report="$T/h.json" \
+	"$W" --threads 2 --seconds 1 >h.out 2>&1
+check "(h) force=monitor: the job runs" test $? -eq 0
+check "(h) force=monitor overrides --numalot=lbma" test "$(json h.json "r['policy']['name']")" = monitor
+check "(h) the user is told" grep -q "forces --numalot=monitor" h.out
+plugstack allow=imar2,monitor
+srun -Q --numalot=lbma true >h2.out 2>&1
+check "(h) allow= rejects lbma" test $? -ne 0
+check "(h) ...with a clear message" grep -q 'policy "lbma" is not allowed on this cluster (allowed: imar2, monitor, off)' h2.out
+plugstack bogus_key=1 period=abc
+srun -Q -n1 true >h3.out 2>&1
+check "(h) a bad plugstack argument does not stop jobs" test $? -eq 0
+check "(h) ...and is logged by name" grep -q 'invalid option "bogus_key=1"' h3.out log/slurmd.log
+
+[ $fails -eq 0 ] || { echo "agent log:"; tail -20 agent.log; }
+[ $fails -eq 0 ]
