@@ -6,8 +6,6 @@ SAN ?=
 CC ?= cc
 
 PKGS := hwloc json-c papi
-DEPS_DEBIAN := build-essential pkg-config libhwloc-dev hwloc-nox libjson-c-dev \
-	libcmocka-dev libnuma-dev libpapi-dev valgrind python3
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wundef -Wpointer-arith
@@ -38,7 +36,7 @@ NUMALOTD := $(BUILD)/numalotd
 WORKLOAD := $(BUILD)/numalot-workload
 
 .PHONY: all check test-bin run-tests clean install uninstall deps format \
-	bench demo
+	bench demo fuzz
 all: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK)
 
 $(BUILD)/%.o: %.c
@@ -91,13 +89,10 @@ check:
 bench: $(NUMALOT) $(BENCHES)
 	tests/bench/run-bench.sh $(BUILD)
 
-# The main job, for now on the modelled NUMA node: one scenario under the
-# static baseline and both policies.
-DEMO_SCENARIO ?= etc/scenarios/two-node-remote.json
-demo: $(NUMALOT)
-	@for p in static imar2 lbma; do \
-		$(NUMALOT) sim $(DEMO_SCENARIO) --policy=$$p --seed=1 || exit 1; \
-		echo; done
+# The main job: a local Slurm with the plugin, two co-scheduled jobs under
+# srun --numalot, their reports, and the model of a NUMA node.
+demo: all
+	tools/demo.sh
 
 install: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/numalot/scenarios
@@ -108,19 +103,12 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/numalot
 	rm -rf $(DESTDIR)$(PREFIX)/share/numalot
 
-# Install the Debian packages numalot builds against (root), or say how.
+# Install the Debian packages numalot needs (root), or say how.
 deps:
-	@missing=""; for p in $(DEPS_DEBIAN); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" \
-			|| missing="$$missing $$p"; done; \
-	if [ -z "$$missing" ]; then echo "deps: all installed"; \
-	elif [ "$$(id -u)" = 0 ]; then \
-		echo "deps: installing$$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-			apt-get install -y -qq --no-install-recommends $$missing; \
-	else echo "deps: missing:$$missing"; \
-		echo "run as root: apt-get install --no-install-recommends$$missing"; \
-		exit 1; fi
+	@tools/deps.sh
+
+fuzz:
+	tests/fuzz/run-fuzz.sh $(BUILD) $(or $(FUZZ_SECONDS),60)
 
 format:
 	clang-format -i core/*.[ch] core/sim/*.[ch] core/real/*.[ch] core/cli/*.[ch] \

@@ -23,7 +23,7 @@ done
 scripts=(tests/cli/test_*.sh)
 # The Slurm tests load the plugin into slurmstepd, which cannot take a
 # sanitizer build: they run in the plain pass only.
-[ "${SAN:-}" = 1 ] || scripts+=(tests/slurm/test_*.sh)
+[ "${SAN:-}" = 1 ] || scripts+=(tests/fuzz/test_*.sh tests/slurm/test_*.sh)
 for t in "${scripts[@]}"; do
 	[ -e "$t" ] || continue
 	if out=$(bash "$t" 2>&1); then

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "agent.h"
 #include "version.h"
 
@@ -105,6 +107,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	json_c_set_serialization_double_format("%.10g", JSON_C_OPTION_GLOBAL);
 	nl_log_setup(c.log_level, c.use_syslog);
 	return nl_agent_run(&c);
 }

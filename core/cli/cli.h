@@ -13,6 +13,7 @@ int nl_cmd_attach(int argc, char **argv);
 int nl_cmd_info(int argc, char **argv);
 int nl_cmd_status(int argc, char **argv);
 int nl_cmd_request(int argc, char **argv);
+int nl_cmd_report(int argc, char **argv);
 
 /* Print "numalot CMD: message" to stderr. */
 void nl_cli_error(const char *cmd, const char *fmt, ...)

@@ -98,6 +98,7 @@ static void usage(FILE *f)
 		"      the job steps the node's agent numalotd manages\n"
 		"  request [--socket=PATH] JSON\n"
 		"      send one protocol request to numalotd (docs/protocol.md)\n"
+		"  report FILE...    summarise numalot JSON reports\n"
 		"  version           print the version\n"
 		"\n"
 		"policies: %s\n"
@@ -107,6 +108,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* Reports: 10 significant digits, not json-c's 17. */
+	json_c_set_serialization_double_format("%.10g", JSON_C_OPTION_GLOBAL);
 	if (argc < 2) {
 		usage(stderr);
 		return NL_EXIT_USAGE;
@@ -123,6 +126,8 @@ int main(int argc, char **argv)
 		return nl_cmd_status(argc - 1, argv + 1);
 	if (strcmp(argv[1], "request") == 0)
 		return nl_cmd_request(argc - 1, argv + 1);
+	if (strcmp(argv[1], "report") == 0)
+		return nl_cmd_report(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 ||
 	    strcmp(argv[1], "--version") == 0) {
 		printf("numalot %s\n", NUMALOT_VERSION);
@@ -134,7 +139,7 @@ int main(int argc, char **argv)
 		return NL_EXIT_OK;
 	}
 	fprintf(stderr, "numalot: unknown command \"%s\" (valid: sim, run, attach, info, "
-			"status, request, version, help)\n",
+			"status, request, report, version, help)\n",
 		argv[1]);
 	return NL_EXIT_USAGE;
 }

@@ -226,6 +226,9 @@ static int r_threads(struct nl_machine *m, const struct nl_thread_info **out,
 			if (nl_proc_read_stat(p->info.pid, tids[k], &st) < 0 ||
 			    st.state == 'Z' || st.state == 'X')
 				continue;
+			if (tids[k] == p->info.pid) /* after exec: its name */
+				snprintf(p->info.name, sizeof(p->info.name), "%s",
+					 st.comm);
 			struct rthread *t = find(r, tids[k]);
 			if (t && t->start != st.starttime) {
 				/* A reused tid: the old thread is gone. */
@@ -386,6 +389,7 @@ static int r_processes(struct nl_machine *m,
 		       const struct nl_process_info **out, size_t *n)
 {
 	struct real *r = R(m);
+	note_ends(r);
 	/* The infos live inside rproc: hand out a packed copy. */
 	struct nl_process_info *c =
 		realloc(r->infos, (r->nprocs + 1) * sizeof(*c));
