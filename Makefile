@@ -15,13 +15,13 @@ CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
 endif
-NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Icore -Icore/sim -Icore/real -Icore/agent \
+NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Icore -Icore/sim -Icore/real -Icore/agent -Ispank \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 NL_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 LIB_SRC := $(wildcard core/*.c core/sim/*.c core/real/*.c) \
-	$(filter-out core/agent/numalotd.c,$(wildcard core/agent/*.c))
+	$(filter-out core/agent/numalotd.c,$(wildcard core/agent/*.c)) spank/site.c
 CLI_SRC := $(wildcard core/cli/*.c)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 BENCH_SRC := $(wildcard tests/bench/*.c)
@@ -63,7 +63,7 @@ $(NUMALOTD): $(BUILD)/core/agent/numalotd.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NL_LIBS)
 
 # The SPANK plugin: no -lslurm, the spank_* symbols come from the loader.
-SLURM_PLUGIN_DIR ?= $(shell pkg-config --variable=libdir slurm 2>/dev/null || echo /usr/lib/x86_64-linux-gnu)/slurm-wlm
+SLURM_PLUGIN_DIR ?= $(firstword $(wildcard /usr/lib/*/slurm-wlm /usr/lib64/slurm /usr/lib/slurm) /usr/lib/slurm)
 SPANK_SRC := spank/numalot.c spank/agentctl.c spank/site.c core/agent/protocol.c
 SPANK := $(BUILD)/numalot.so
 $(SPANK): $(SPANK_SRC) $(wildcard spank/*.h) core/agent/protocol.h
@@ -94,13 +94,28 @@ bench: $(NUMALOT) $(BENCHES)
 demo: all
 	tools/demo.sh
 
-install: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/numalot/scenarios
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
+		$(DESTDIR)$(SLURM_PLUGIN_DIR) \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8 \
+		$(DESTDIR)$(PREFIX)/share/numalot/scenarios \
+		$(DESTDIR)$(PREFIX)/share/numalot/examples
 	install -m 0755 $(NUMALOT) $(DESTDIR)$(PREFIX)/bin/numalot
+	install -m 0755 $(NUMALOTD) $(DESTDIR)$(PREFIX)/sbin/numalotd
+	install -m 0755 $(SPANK) $(DESTDIR)$(SLURM_PLUGIN_DIR)/numalot.so
+	install -m 0644 docs/man/numalot.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 docs/man/numalotd.8 docs/man/numalot-spank.8 \
+		$(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 0644 etc/scenarios/*.json $(DESTDIR)$(PREFIX)/share/numalot/scenarios/
+	install -m 0644 etc/plugstack.conf.example etc/numalotd.service \
+		$(DESTDIR)$(PREFIX)/share/numalot/examples/
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/numalot
+	rm -f $(DESTDIR)$(PREFIX)/bin/numalot $(DESTDIR)$(PREFIX)/sbin/numalotd \
+		$(DESTDIR)$(SLURM_PLUGIN_DIR)/numalot.so \
+		$(DESTDIR)$(PREFIX)/share/man/man1/numalot.1 \
+		$(DESTDIR)$(PREFIX)/share/man/man8/numalotd.8 \
+		$(DESTDIR)$(PREFIX)/share/man/man8/numalot-spank.8
 	rm -rf $(DESTDIR)$(PREFIX)/share/numalot
 
 # Install the Debian packages numalot needs (root), or say how.

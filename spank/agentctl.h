@@ -25,9 +25,4 @@ void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int registered,
 			int failed, const char *reason, const char *pattern,
 			const char *cwd);
 
-/* Expand %j %s %N %u %% of pattern into out. 0, or -1 if too long. */
-int nl_report_path(const char *pattern, const char *cwd, unsigned job,
-		   unsigned stepid, const char *node, const char *user,
-		   char *out, size_t len);
-
 #endif

@@ -1,0 +1,211 @@
+/* Unit tests: the agent's protocol decoder, framing and the plugstack
+ * parser: every bad input is refused with a message naming the bad part. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "protocol.h"
+#include "site.h"
+
+static int decode(const char *text, struct nl_request *q, char *err)
+{
+	return nl_proto_decode(text, strlen(text), q, err, 256);
+}
+
+static void good_requests(void **state)
+{
+	(void)state;
+	struct nl_request q;
+	char err[256];
+	assert_int_equal(decode("{\"v\":1,\"op\":\"hello\"}", &q, err), 0);
+	assert_int_equal(q.op, NL_OP_HELLO);
+	assert_int_equal(
+		decode("{\"v\":1,\"op\":\"register\",\"job\":7,\"step\":"
+		       "4294967291,\"uid\":1000,\"pid\":4242,\"policy\":"
+		       "\"lbma\",\"cpus\":\"0-3\",\"period\":0.5,\"params\":"
+		       "{\"max_migrations\":\"3\"}}",
+		       &q, err),
+		0);
+	assert_int_equal(q.op, NL_OP_REGISTER);
+	assert_int_equal(q.job, 7);
+	assert_true(q.step == 4294967291u);
+	assert_int_equal(q.pid, 4242);
+	assert_string_equal(q.policy, "lbma");
+	assert_true(q.period_s == 0.5);
+	assert_int_equal(q.nparams, 1);
+	assert_string_equal(q.param_key[0], "max_migrations");
+	/* Round trip. */
+	char *text = nl_proto_encode(&q);
+	struct nl_request q2;
+	assert_int_equal(decode(text, &q2, err), 0);
+	assert_int_equal(q2.pid, 4242);
+	assert_string_equal(q2.cpus, "0-3");
+	free(text);
+}
+
+static void bad_requests(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		const char *says;
+	} cases[] = {
+		{"", "not one JSON value"},
+		{"[1,2]", "must be a JSON object"},
+		{"{\"v\":1,\"op\":\"hello\"} trailing", "not one JSON value"},
+		{"{\"op\":\"hello\"}", "\"v\" is missing"},
+		{"{\"v\":1}", "\"op\" is missing"},
+		{"{\"v\":1,\"op\":\"explode\"}", "unknown op \"explode\""},
+		{"{\"v\":1,\"op\":\"report\",\"job\":1}", "\"step\" is missing"},
+		{"{\"v\":1,\"op\":\"report\",\"job\":-1,\"step\":0}",
+		 "\"job\" is out of range"},
+		{"{\"v\":1,\"op\":\"report\",\"job\":\"7\",\"step\":0}",
+		 "\"job\" must be a whole number"},
+		{"{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":0,"
+		 "\"pid\":0,\"policy\":\"lbma\",\"cpus\":\"0\"}",
+		 "\"pid\" is out of range"},
+		{"{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":0,"
+		 "\"pid\":5,\"policy\":7,\"cpus\":\"0\"}",
+		 "\"policy\" must be a string"},
+		{"{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":0,"
+		 "\"pid\":5,\"policy\":\"lbma\",\"cpus\":\"0\",\"period\":-1}",
+		 "\"period\" must be above 0"},
+		{"{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":0,"
+		 "\"pid\":5,\"policy\":\"lbma\",\"cpus\":\"0\",\"params\":"
+		 "{\"x\":1}}",
+		 "\"params.x\" must be a string"},
+	};
+	struct nl_request q;
+	char err[256];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = 0;
+		assert_int_equal(decode(cases[i].text, &q, err), -EINVAL);
+		if (!strstr(err, cases[i].says))
+			fail_msg("case %zu: \"%s\" does not say \"%s\"", i, err,
+				 cases[i].says);
+	}
+	assert_int_equal(decode("{\"v\":2,\"op\":\"hello\"}", &q, err), -EPROTO);
+	assert_non_null(strstr(err, "version 2"));
+	/* Length is respected: no reading past it. */
+	assert_int_equal(nl_proto_decode("{\"v\":1,\"op\":\"hello\"}", 5, &q,
+					 err, sizeof(err)),
+			 -EINVAL);
+}
+
+static void framing(void **state)
+{
+	(void)state;
+	int sv[2];
+	char *body;
+	size_t len;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(nl_proto_send(sv[0], "{\"a\":1}", 7, 1000), 0);
+	assert_int_equal(nl_proto_recv(sv[1], &body, &len, 1000), 0);
+	assert_int_equal(len, 7);
+	assert_string_equal(body, "{\"a\":1}");
+	free(body);
+	/* A frame announcing more than the limit is refused unread. */
+	unsigned char big[4] = {0, 0x10, 0, 1};
+	assert_int_equal(write(sv[0], big, 4), 4);
+	assert_int_equal(nl_proto_recv(sv[1], &body, &len, 1000), -EMSGSIZE);
+	/* A peer that says nothing times out. */
+	assert_int_equal(nl_proto_recv(sv[1], &body, &len, 50), -ETIMEDOUT);
+	close(sv[0]);
+	assert_int_equal(nl_proto_recv(sv[1], &body, &len, 1000), -ECONNRESET);
+	close(sv[1]);
+	char *reply;
+	assert_true(nl_proto_call("/nonexistent/sock", "{}", &reply, 100) < 0);
+}
+
+static int complaints;
+static char last[1024];
+static void complain(const char *msg)
+{
+	complaints++;
+	snprintf(last, sizeof(last), "%s", msg);
+}
+
+static void plugstack(void **state)
+{
+	(void)state;
+	struct nl_site s;
+	char *good[] = {"default=monitor", "allow=imar2,monitor", "force=imar2",
+			"report_dir=/var/log/numalot", "period=0.5",
+			"min_period=0.2", "max_period=5", "counters=perf",
+			"idle_exit=0", "topology=numa:2,core:4,pu:1",
+			"socket=/run/x.sock", "agent=/opt/numalotd"};
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	complaints = 0;
+	assert_int_equal(nl_site_parse(&s, 12, good, complain), 0);
+	assert_int_equal(complaints, 0);
+	assert_int_equal(s.default_choice, NL_CHOICE_MONITOR);
+	assert_int_equal(s.force, NL_CHOICE_IMAR2);
+	assert_true(s.allow & (1u << NL_CHOICE_OFF)); /* always */
+	assert_false(s.allow & (1u << NL_CHOICE_LBMA));
+	assert_string_equal(s.topology, "numa:2 core:4 pu:1");
+	assert_true(s.period_s == 0.5 && s.max_period_s == 5);
+
+	/* Bad ones are named, skipped, and the rest still apply. */
+	char *bad[] = {"colour=blue", "period=fast", "allow=warp",
+		       "report_dir=relative/dir", "noequals", "default=lbma"};
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	complaints = 0;
+	assert_int_equal(nl_site_parse(&s, 6, bad, complain), 5);
+	assert_int_equal(complaints, 5);
+	assert_int_equal(s.default_choice, NL_CHOICE_LBMA);
+	assert_true(s.period_s == 1.0);
+	assert_non_null(strstr(last, "noequals"));
+
+	/* Users' values. */
+	char msg[256];
+	enum nl_choice c;
+	double p;
+	nl_site_parse(&s, 12, good, complain);
+	assert_int_equal(nl_site_check_choice(&s, "imar2", &c, msg, 256), 0);
+	assert_int_equal(nl_site_check_choice(&s, "bogus", &c, msg, 256), -1);
+	assert_non_null(strstr(msg, "imar2, monitor, off"));
+	assert_int_equal(nl_site_check_choice(&s, "lbma", &c, msg, 256), -1);
+	assert_non_null(strstr(msg, "not allowed"));
+	assert_int_equal(nl_site_check_period(&s, "1", &p, msg, 256), 0);
+	assert_int_equal(nl_site_check_period(&s, "0.1", &p, msg, 256), -1);
+	assert_non_null(strstr(msg, "0.2 to 5"));
+}
+
+static void report_paths(void **state)
+{
+	(void)state;
+	char out[64];
+	assert_int_equal(nl_report_path("r-%j.%s.%N.%u.json", "/home/a", 12, 3,
+					 "n1", "alice", out, sizeof(out)),
+			 0);
+	assert_string_equal(out, "/home/a/r-12.3.n1.alice.json");
+	assert_int_equal(nl_report_path("/abs/%%j-%j", "/home/a", 1, 0, "n",
+					 "u", out, sizeof(out)),
+			 0);
+	assert_string_equal(out, "/abs/%j-1");
+	assert_int_equal(nl_report_path("%N%N%N%N%N%N%N%N", "", 1, 0,
+					 "a-long-node-name", "u", out,
+					 sizeof(out)),
+			 -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(good_requests),
+		cmocka_unit_test(bad_requests),
+		cmocka_unit_test(framing),
+		cmocka_unit_test(plugstack),
+		cmocka_unit_test(report_paths),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
