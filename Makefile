@@ -64,7 +64,8 @@ $(NUMALOTD): $(BUILD)/core/agent/numalotd.o $(LIB)
 
 # The SPANK plugin: no -lslurm, the spank_* symbols come from the loader.
 SLURM_PLUGIN_DIR ?= $(firstword $(wildcard /usr/lib/*/slurm-wlm /usr/lib64/slurm /usr/lib/slurm) /usr/lib/slurm)
-SPANK_SRC := spank/numalot.c spank/agentctl.c spank/site.c core/agent/protocol.c
+SPANK_SRC := spank/numalot.c spank/agentctl.c spank/site.c core/agent/protocol.c \
+	core/util.c
 SPANK := $(BUILD)/numalot.so
 $(SPANK): $(SPANK_SRC) $(wildcard spank/*.h) core/agent/protocol.h
 	$(CC) $(NL_CFLAGS) -Ispank $(CFLAGS) -fPIC -shared \

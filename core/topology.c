@@ -2,25 +2,12 @@
 #include "topology.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sample.h"
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
+#include "util.h"
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -44,14 +31,14 @@ static int set_source(hwloc_topology_t hw, const char *spec, char **source,
 		arg = strncmp(spec, "xml:", 4) == 0 ? spec + 4 : spec;
 		rc = hwloc_topology_set_xml(hw, arg);
 		if (rc < 0)
-			return fail(err, errlen, -errno ? -errno : -EINVAL,
+			return nl_errf(err, errlen, -errno ? -errno : -EINVAL,
 				    "topology: cannot read XML file \"%s\": %s",
 				    arg, strerror(errno));
 		n = strlen(arg) + 5;
 	} else {
 		arg = strncmp(spec, "synthetic:", 10) == 0 ? spec + 10 : spec;
 		if (hwloc_topology_set_synthetic(hw, arg) < 0)
-			return fail(err, errlen, -EINVAL,
+			return nl_errf(err, errlen, -EINVAL,
 				    "topology: invalid synthetic description "
 				    "\"%s\" (example: \"pack:2 numa:1 core:4 "
 				    "pu:1\")",
@@ -125,11 +112,11 @@ static int fill_maps(struct nl_topology *t, char *err, size_t errlen)
 	int nnuma = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_NUMANODE);
 
 	if (npu <= 0)
-		return fail(err, errlen, -EINVAL, "topology: no CPU found");
+		return nl_errf(err, errlen, -EINVAL, "topology: no CPU found");
 	if (nnuma <= 0)
 		nnuma = 1;
 	if (nnuma > NL_MAX_NODES)
-		return fail(err, errlen, -E2BIG,
+		return nl_errf(err, errlen, -E2BIG,
 			    "topology: %d NUMA nodes, numalot handles at most "
 			    "%d",
 			    nnuma, NL_MAX_NODES);
@@ -197,14 +184,14 @@ int nl_topology_load(const char *spec, struct nl_topology **out, char *err,
 	}
 	rc = set_source(t->hw, spec, &t->source, err, errlen);
 	if (rc == 0 && hwloc_topology_load(t->hw) < 0)
-		rc = fail(err, errlen, -EINVAL,
+		rc = nl_errf(err, errlen, -EINVAL,
 			  "topology: hwloc cannot load \"%s\": %s", spec,
 			  strerror(errno));
 	if (rc == 0)
 		rc = fill_maps(t, err, errlen);
 	if (rc < 0) {
 		if (rc == -ENOMEM)
-			fail(err, errlen, rc, "topology: out of memory");
+			nl_errf(err, errlen, rc, "topology: out of memory");
 		nl_topology_free(t);
 		return rc;
 	}

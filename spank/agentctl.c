@@ -17,16 +17,10 @@
 #include <json-c/json.h>
 
 #include "version.h"
+#include "util.h"
 
 #define CALL_TIMEOUT_MS 2000
 #define START_TIMEOUT_S 5.0
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int hello(const char *sock)
 {
@@ -126,9 +120,9 @@ int nl_agentctl_ensure(const struct nl_site *s, char *why, size_t len)
 			 lockpath, strerror(errno));
 		return -1;
 	}
-	end = mono_s() + START_TIMEOUT_S;
+	end = nl_mono_s() + START_TIMEOUT_S;
 	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		if (mono_s() > end) {
+		if (nl_mono_s() > end) {
 			close(fd);
 			snprintf(why, len, "timed out waiting for the agent "
 					   "lock %s", lockpath);
@@ -139,7 +133,7 @@ int nl_agentctl_ensure(const struct nl_site *s, char *why, size_t len)
 	rc = hello(s->socket);
 	if (rc != 0) {
 		spawn_agent(s);
-		while ((rc = hello(s->socket)) != 0 && mono_s() < end)
+		while ((rc = hello(s->socket)) != 0 && nl_mono_s() < end)
 			usleep(20000);
 	}
 	close(fd); /* releases the lock */

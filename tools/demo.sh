@@ -18,8 +18,7 @@ chmod 755 "$T"
 SOCK=$T/numalotd.sock
 stop_all() {
 	local ap
-	ap=$("$ROOT/$B/numalot" request --socket="$SOCK" '{"v":1,"op":"hello"}' 2>/dev/null |
-		sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
+	ap=$(agent_pid_of "$ROOT/$B/numalot" "$SOCK")
 	[ -n "$ap" ] && kill "$ap" 2>/dev/null
 	cluster_stop
 	rm -rf "$T"

@@ -26,6 +26,7 @@
 
 #include "real.h"
 #include "server.h"
+#include "util.h"
 
 #define REQUEST_TIMEOUT_MS 2000
 
@@ -75,13 +76,6 @@ void nl_agent_config_default(struct nl_agent_config *c)
 	c->max_period_s = 60;
 	c->stale_s = 300;
 	c->log_level = NL_LOG_INFO;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
@@ -227,7 +221,7 @@ static int loop(struct nl_server *s, int lfd, int tfd, int sfd)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = {.events = EPOLLIN};
-	double idle_since = mono_s();
+	double idle_since = nl_mono_s();
 
 	if (ep < 0)
 		return 1;
@@ -262,7 +256,7 @@ static int loop(struct nl_server *s, int lfd, int tfd, int sfd)
 			}
 		}
 		/* Whatever woke us, step what is due and re-arm. */
-		double now = mono_s(), wait = 1.0;
+		double now = nl_mono_s(), wait = 1.0;
 		if (s->nsteps) {
 			double due = nl_engine_step_due(s->engine);
 			if (due < 0)

@@ -1,11 +1,11 @@
 /* numalot: the agent's protocol: framing and request decoding. */
 #include "protocol.h"
+#include "util.h"
 
 #include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,31 +22,18 @@ const char *nl_proto_op_name(enum nl_op op)
 	return (unsigned)op < NL_OP_COUNT ? op_names[op] : "?";
 }
 
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
 static int get_u32(struct json_object *o, const char *key, uint32_t *out,
 		   int required, char *err, size_t errlen)
 {
 	struct json_object *v;
 	if (!json_object_object_get_ex(o, key, &v))
-		return required ? bad(err, errlen, "\"%s\" is missing", key)
+		return required ? nl_errf(err, errlen, -EINVAL, "\"%s\" is missing", key)
 				: 1;
 	if (!json_object_is_type(v, json_type_int))
-		return bad(err, errlen, "\"%s\" must be a whole number", key);
+		return nl_errf(err, errlen, -EINVAL, "\"%s\" must be a whole number", key);
 	int64_t x = json_object_get_int64(v);
 	if (x < 0 || x > UINT32_MAX)
-		return bad(err, errlen, "\"%s\" is out of range", key);
+		return nl_errf(err, errlen, -EINVAL, "\"%s\" is out of range", key);
 	*out = (uint32_t)x;
 	return 0;
 }
@@ -56,14 +43,14 @@ static int get_str(struct json_object *o, const char *key, char *out,
 {
 	struct json_object *v;
 	if (!json_object_object_get_ex(o, key, &v))
-		return required ? bad(err, errlen, "\"%s\" is missing", key)
+		return required ? nl_errf(err, errlen, -EINVAL, "\"%s\" is missing", key)
 				: 1;
 	if (!json_object_is_type(v, json_type_string))
-		return bad(err, errlen, "\"%s\" must be a string", key);
+		return nl_errf(err, errlen, -EINVAL, "\"%s\" must be a string", key);
 	const char *s = json_object_get_string(v);
 	size_t n = (size_t)json_object_get_string_len(v);
 	if (n >= size || strlen(s) != n)
-		return bad(err, errlen, "\"%s\" is too long or holds a NUL",
+		return nl_errf(err, errlen, -EINVAL, "\"%s\" is too long or holds a NUL",
 			   key);
 	memcpy(out, s, n + 1);
 	return 0;
@@ -76,19 +63,19 @@ static int decode_params(struct json_object *o, struct nl_request *r,
 	if (!json_object_object_get_ex(o, "params", &p))
 		return 0;
 	if (!json_object_is_type(p, json_type_object))
-		return bad(err, errlen, "\"params\" must be an object");
+		return nl_errf(err, errlen, -EINVAL, "\"params\" must be an object");
 	json_object_object_foreach(p, key, val)
 	{
 		if (r->nparams == NL_PROTO_MAX_PARAMS)
-			return bad(err, errlen, "\"params\": more than %d",
+			return nl_errf(err, errlen, -EINVAL, "\"params\": more than %d",
 				   NL_PROTO_MAX_PARAMS);
 		if (!json_object_is_type(val, json_type_string))
-			return bad(err, errlen,
+			return nl_errf(err, errlen, -EINVAL,
 				   "\"params.%.40s\" must be a string", key);
 		const char *v = json_object_get_string(val);
 		if (strlen(key) >= sizeof(r->param_key[0]) ||
 		    strlen(v) >= sizeof(r->param_value[0]))
-			return bad(err, errlen, "\"params.%.40s\" is too long",
+			return nl_errf(err, errlen, -EINVAL, "\"params.%.40s\" is too long",
 				   key);
 		strcpy(r->param_key[r->nparams], key);
 		strcpy(r->param_value[r->nparams], v);
@@ -108,7 +95,7 @@ static int decode_fields(struct json_object *o, struct nl_request *r,
 		return rc;
 	r->version = (int)v;
 	if (r->version != NL_PROTO_VERSION) {
-		bad(err, errlen,
+		nl_errf(err, errlen, -EINVAL,
 		    "protocol version %u is not supported (this agent speaks "
 		    "%d)",
 		    v, NL_PROTO_VERSION);
@@ -121,7 +108,7 @@ static int decode_fields(struct json_object *o, struct nl_request *r,
 		if (!strcmp(op, op_names[i]))
 			r->op = (enum nl_op)i;
 	if (r->op == NL_OP_COUNT)
-		return bad(err, errlen,
+		return nl_errf(err, errlen, -EINVAL,
 			   "unknown op \"%s\" (valid: hello, register, "
 			   "unregister, report, status)",
 			   op);
@@ -141,17 +128,17 @@ static int decode_fields(struct json_object *o, struct nl_request *r,
 		return rc;
 	r->has_uid = 1;
 	if (pid == 0 || pid > 0x3fffffff)
-		return bad(err, errlen, "\"pid\" is out of range");
+		return nl_errf(err, errlen, -EINVAL, "\"pid\" is out of range");
 	r->pid = (pid_t)pid;
 	struct json_object *p;
 	if (json_object_object_get_ex(o, "period", &p)) {
 		if (!json_object_is_type(p, json_type_double) &&
 		    !json_object_is_type(p, json_type_int))
-			return bad(err, errlen, "\"period\" must be a number");
+			return nl_errf(err, errlen, -EINVAL, "\"period\" must be a number");
 		r->period_s = json_object_get_double(p);
 		if (!isfinite(r->period_s) || r->period_s <= 0 ||
 		    r->period_s > 86400)
-			return bad(err, errlen,
+			return nl_errf(err, errlen, -EINVAL,
 				   "\"period\" must be above 0 and at most "
 				   "86400 seconds");
 	}
@@ -167,7 +154,7 @@ int nl_proto_decode(const char *body, size_t len, struct nl_request *req,
 
 	memset(req, 0, sizeof(*req));
 	if (len > NL_PROTO_MAX_BYTES)
-		return bad(err, errlen, "request of %zu bytes is over the %d "
+		return nl_errf(err, errlen, -EINVAL, "request of %zu bytes is over the %d "
 					"byte limit", len, NL_PROTO_MAX_BYTES);
 	tok = json_tokener_new_ex(16);
 	if (!tok)
@@ -175,10 +162,10 @@ int nl_proto_decode(const char *body, size_t len, struct nl_request *req,
 	o = json_tokener_parse_ex(tok, body, (int)len);
 	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
 	    json_tokener_get_parse_end(tok) != len) {
-		rc = bad(err, errlen, "request is not one JSON value: %s",
+		rc = nl_errf(err, errlen, -EINVAL, "request is not one JSON value: %s",
 			 json_tokener_error_desc(json_tokener_get_error(tok)));
 	} else if (!json_object_is_type(o, json_type_object)) {
-		rc = bad(err, errlen, "request must be a JSON object");
+		rc = nl_errf(err, errlen, -EINVAL, "request must be a JSON object");
 	} else {
 		rc = decode_fields(o, req, err, errlen);
 	}
@@ -222,19 +209,12 @@ char *nl_proto_encode(const struct nl_request *r)
 	return s;
 }
 
-static double mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
 /* Move len bytes through fd, in or out, before the deadline. */
 static int xfer(int fd, void *buf, size_t len, int out, double deadline)
 {
 	size_t done = 0;
 	while (done < len) {
-		int left = (int)(deadline - mono_ms());
+		int left = (int)(deadline - (nl_mono_s() * 1e3));
 		struct pollfd p = {fd, out ? POLLOUT : POLLIN, 0};
 		if (left <= 0)
 			return -ETIMEDOUT;
@@ -263,7 +243,7 @@ static int xfer(int fd, void *buf, size_t len, int out, double deadline)
 int nl_proto_send(int fd, const char *body, size_t len, int timeout_ms)
 {
 	unsigned char hdr[4];
-	double deadline = mono_ms() + timeout_ms;
+	double deadline = (nl_mono_s() * 1e3) + timeout_ms;
 	int rc;
 
 	if (len > NL_PROTO_MAX_BYTES * 16u) /* replies (reports) may be big */
@@ -280,7 +260,7 @@ static int recv_limited(int fd, char **body, size_t *len, int timeout_ms,
 			size_t limit)
 {
 	unsigned char hdr[4];
-	double deadline = mono_ms() + timeout_ms;
+	double deadline = (nl_mono_s() * 1e3) + timeout_ms;
 	size_t n;
 	int rc;
 

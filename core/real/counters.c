@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "procfs.h"
+#include "util.h"
 
 static const char *const backend_names[NL_BACKEND_COUNT] = {
 	"auto", "papi", "perf", "software"};
@@ -66,13 +67,6 @@ static int perf_open(uint32_t type, uint64_t config, pid_t tid, int group,
 	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, group,
 			      PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : fd;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* Software events, leader first. */
@@ -236,16 +230,16 @@ int nl_counters_open(enum nl_backend b, pid_t pid, pid_t tid,
 	}
 	/* Baselines for the first delta. */
 	struct nl_sample s;
-	c->t_prev = mono_s();
+	c->t_prev = nl_mono_s();
 	nl_counters_read(c, &s);
-	c->t_prev = mono_s();
+	c->t_prev = nl_mono_s();
 	*out = c;
 	return 0;
 }
 
 int nl_counters_read(struct nl_tcounters *c, struct nl_sample *s)
 {
-	double now = mono_s();
+	double now = nl_mono_s();
 	int rc;
 
 	memset(s, 0, sizeof(*s));

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <papi.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,16 +20,6 @@ static int read_int(const char *path, int *v)
 	return ok ? 0 : -1;
 }
 
-static void say(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
-
 /* Why perf_event_open said no, in words an administrator can act on. */
 void nl_probe_perf_reason(char *buf, size_t len, int err, int paranoid,
 			  int pmu_present)
@@ -38,7 +27,7 @@ void nl_probe_perf_reason(char *buf, size_t len, int err, int paranoid,
 	switch (err) {
 	case EACCES:
 	case EPERM:
-		say(buf, len,
+		snprintf(buf, len,
 		    "not permitted (perf_event_paranoid=%d; needs root, "
 		    "CAP_PERFMON or a lower paranoid setting)",
 		    paranoid);
@@ -46,21 +35,21 @@ void nl_probe_perf_reason(char *buf, size_t len, int err, int paranoid,
 	case ENOENT:
 	case EOPNOTSUPP:
 	case EINVAL:
-		say(buf, len, "%s",
+		snprintf(buf, len, "%s",
 		    pmu_present ? "not supported by this CPU or kernel"
 				   : "no PMU: the kernel exposes no hardware "
 				     "counters (a virtual machine without a "
 				     "virtual PMU?)");
 		break;
 	case EBUSY:
-		say(buf, len, "counter in use by another tool");
+		snprintf(buf, len, "counter in use by another tool");
 		break;
 	case EMFILE:
 	case ENFILE:
-		say(buf, len, "out of file descriptors (raise RLIMIT_NOFILE)");
+		snprintf(buf, len, "out of file descriptors (raise RLIMIT_NOFILE)");
 		break;
 	default:
-		say(buf, len, "perf_event_open failed: %s", strerror(err));
+		snprintf(buf, len, "perf_event_open failed: %s", strerror(err));
 	}
 }
 
@@ -80,7 +69,7 @@ static void try_perf(struct nl_probe *p, struct nl_probe_backend *b,
 			      PERF_FLAG_FD_CLOEXEC);
 	if (fd >= 0) {
 		e->available = 1;
-		say(e->reason, sizeof(e->reason), "opened on a thread");
+		snprintf(e->reason, sizeof(e->reason), "opened on a thread");
 		close(fd);
 	} else {
 		nl_probe_perf_reason(e->reason, sizeof(e->reason), errno,
@@ -102,11 +91,11 @@ static void probe_software(struct nl_probe *p, pid_t tid)
 	/* Always usable: without perf_event, utime+stime from /proc. */
 	b->available = 1;
 	if (b->events[0].available)
-		say(b->reason, sizeof(b->reason),
+		snprintf(b->reason, sizeof(b->reason),
 		    "CPU time and software events per thread; no ops, OI or "
 		    "latency: perf is the CPU share, plus data locality");
 	else
-		say(b->reason, sizeof(b->reason),
+		snprintf(b->reason, sizeof(b->reason),
 		    "task-clock unavailable (%s): CPU time from /proc "
 		    "utime+stime, at clock-tick resolution",
 		    b->events[0].reason);
@@ -129,25 +118,25 @@ static void probe_perf(struct nl_probe *p, pid_t tid)
 	if (access("/sys/bus/event_source/devices/cpu/events/mem-loads",
 		   F_OK) == 0) {
 		e->available = 0;
-		say(e->reason, sizeof(e->reason),
+		snprintf(e->reason, sizeof(e->reason),
 		    "Intel PEBS mem-loads exposed by the kernel; latency "
 		    "sampling is not implemented yet in numalot");
 	} else if (access("/sys/bus/event_source/devices/ibs_op", F_OK) == 0) {
-		say(e->reason, sizeof(e->reason),
+		snprintf(e->reason, sizeof(e->reason),
 		    "AMD IBS op exposed by the kernel; latency sampling is "
 		    "not implemented yet in numalot");
 	} else {
-		say(e->reason, sizeof(e->reason),
+		snprintf(e->reason, sizeof(e->reason),
 		    "neither Intel PEBS mem-loads nor AMD IBS is exposed by "
 		    "the kernel");
 	}
 	b->available = b->events[0].available && b->events[2].available;
 	if (b->available)
-		say(b->reason, sizeof(b->reason),
+		snprintf(b->reason, sizeof(b->reason),
 		    "instructions and last-level misses per thread: ops/s and "
 		    "OI; no latency term");
 	else
-		say(b->reason, sizeof(b->reason), "%s",
+		snprintf(b->reason, sizeof(b->reason), "%s",
 		    !b->events[0].available ? b->events[0].reason
 					    : b->events[2].reason);
 }
@@ -167,22 +156,22 @@ static void probe_papi(struct nl_probe *p, pid_t tid)
 	(void)p;
 
 	if (v != PAPI_VER_CURRENT && v != PAPI_EINVAL /* already done */) {
-		say(b->reason, sizeof(b->reason),
+		snprintf(b->reason, sizeof(b->reason),
 		    "PAPI_library_init failed: %s",
 		    v > 0 ? "version mismatch" : PAPI_strerror(v));
 		return;
 	}
 	const PAPI_component_info_t *ci = PAPI_get_component_info(0);
 	if (ci && ci->disabled) {
-		say(b->reason, sizeof(b->reason), "PAPI CPU component %s "
-		    "disabled: %s", ci->name, ci->disabled_reason);
+		snprintf(b->reason, sizeof(b->reason), "PAPI CPU component %.40s "
+		    "disabled: %.180s", ci->name, ci->disabled_reason);
 	}
 	int present = 0;
 	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
 		struct nl_probe_event *e = &b->events[b->nevents++];
 		e->name = presets[i].name;
 		if (PAPI_query_event(presets[i].code) != PAPI_OK) {
-			say(e->reason, sizeof(e->reason),
+			snprintf(e->reason, sizeof(e->reason),
 			    "not available on this CPU (PAPI finds %d hardware "
 			    "counters)",
 			    PAPI_num_cmp_hwctrs(0));
@@ -203,9 +192,9 @@ static void probe_papi(struct nl_probe *p, pid_t tid)
 			PAPI_stop(set, &val);
 			e->available = 1;
 			present++;
-			say(e->reason, sizeof(e->reason), "started on a thread");
+			snprintf(e->reason, sizeof(e->reason), "started on a thread");
 		} else {
-			say(e->reason, sizeof(e->reason),
+			snprintf(e->reason, sizeof(e->reason),
 			    "listed but unusable: %s", PAPI_strerror(rc));
 		}
 		if (set != PAPI_NULL) {
@@ -215,10 +204,10 @@ static void probe_papi(struct nl_probe *p, pid_t tid)
 	}
 	b->available = b->events[0].available;
 	if (b->available)
-		say(b->reason, sizeof(b->reason),
+		snprintf(b->reason, sizeof(b->reason),
 		    "%d of %d presets usable per thread", present, b->nevents);
 	else if (!b->reason[0])
-		say(b->reason, sizeof(b->reason), "%s", b->events[0].reason);
+		snprintf(b->reason, sizeof(b->reason), "%s", b->events[0].reason);
 }
 
 void nl_counters_probe(pid_t tid, struct nl_probe *out)
@@ -245,7 +234,7 @@ void nl_counters_probe(pid_t tid, struct nl_probe *out)
 		    : out->backend[NL_BACKEND_PERF].available
 			    ? NL_BACKEND_PERF
 			    : NL_BACKEND_SOFTWARE;
-	say(out->backend[NL_BACKEND_AUTO].reason,
+	snprintf(out->backend[NL_BACKEND_AUTO].reason,
 	    sizeof(out->backend[NL_BACKEND_AUTO].reason), "picks %s",
 	    nl_backend_name(out->best));
 }

@@ -5,7 +5,6 @@
 #include "real.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "procfs.h"
+#include "util.h"
 
 /* numa_maps can be long: read it at most this often per process. */
 #define PAGES_REFRESH_S 5.0
@@ -59,28 +59,9 @@ static struct real *R(struct nl_machine *m)
 	return m->priv;
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void say(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void say(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
-
 static double r_now(struct nl_machine *m)
 {
-	return mono_s() - R(m)->t0;
+	return nl_mono_s() - R(m)->t0;
 }
 
 static struct rthread *find(struct real *r, pid_t tid)
@@ -363,7 +344,7 @@ static int r_release(struct nl_machine *m, int tid)
 static int r_wait(struct nl_machine *m, double seconds)
 {
 	struct real *r = R(m);
-	double end = mono_s() + seconds;
+	double end = nl_mono_s() + seconds;
 
 	for (;;) {
 		int running = 0;
@@ -374,7 +355,7 @@ static int r_wait(struct nl_machine *m, double seconds)
 			running |= r->procs[i].info.end_s < 0;
 		if (!running)
 			return 0;
-		double left = end - mono_s();
+		double left = end - nl_mono_s();
 		if (left <= 0)
 			return 1;
 		if (left > WAIT_SLICE_S)
@@ -486,7 +467,7 @@ static int check_cpus(struct real *r, char *err, size_t errlen)
 	hwloc_const_bitmap_t here = hwloc_topology_get_complete_cpuset(r->live);
 	for (int c = 0; c < r->m.topo->ncpus; c++)
 		if (!hwloc_bitmap_isset(here, (unsigned)r->m.topo->cpu_os[c])) {
-			say(err, errlen,
+			nl_errf(err, errlen, 0,
 			    "topology %s names CPU %d, which this machine does "
 			    "not have",
 			    r->m.topo->source, r->m.topo->cpu_os[c]);
@@ -519,7 +500,7 @@ int nl_real_create(const struct nl_topology *topo,
 				   .priv = r};
 	if (hwloc_topology_init(&r->live) < 0 ||
 	    hwloc_topology_load(r->live) < 0) {
-		say(err, errlen, "cannot read this machine's topology");
+		nl_errf(err, errlen, 0, "cannot read this machine's topology");
 		r_destroy(&r->m);
 		return -EIO;
 	}
@@ -533,7 +514,7 @@ int nl_real_create(const struct nl_topology *topo,
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	r->t0 = mono_s();
+	r->t0 = nl_mono_s();
 	*out = &r->m;
 	return 0;
 }
@@ -551,12 +532,12 @@ int nl_real_add_process(struct nl_machine *m, pid_t pid, int job, char *err,
 		return -EEXIST;
 	rc = nl_proc_read_stat(pid, pid, &st);
 	if (rc < 0 || st.state == 'Z' || st.state == 'X') {
-		say(err, errlen, "no process %d", (int)pid);
+		nl_errf(err, errlen, 0, "no process %d", (int)pid);
 		return -ESRCH;
 	}
 	rc = nl_proc_uid(pid, &uid);
 	if (rc == 0 && geteuid() != 0 && uid != geteuid()) {
-		say(err, errlen,
+		nl_errf(err, errlen, 0,
 		    "process %d belongs to uid %u: only root may manage another "
 		    "user's process",
 		    (int)pid, (unsigned)uid);
@@ -575,7 +556,7 @@ int nl_real_add_process(struct nl_machine *m, pid_t pid, int job, char *err,
 				   HWLOC_CPUBIND_PROCESS) < 0) {
 		hwloc_bitmap_free(p->orig_os);
 		hwloc_bitmap_free(p->pinned_os);
-		say(err, errlen, "cannot read the CPU affinity of process %d",
+		nl_errf(err, errlen, 0, "cannot read the CPU affinity of process %d",
 		    (int)pid);
 		return -ESRCH;
 	}

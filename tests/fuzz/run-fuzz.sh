@@ -14,7 +14,7 @@ mkdir -p "$build/fuzz"
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE \
 	-Icore -Icore/agent -Ispank $(pkg-config --cflags json-c)"
 clang $flags -o "$build/fuzz/fuzz_protocol" tests/fuzz/fuzz_protocol.c \
-	core/agent/protocol.c $(pkg-config --libs json-c)
+	core/agent/protocol.c core/util.c $(pkg-config --libs json-c)
 clang $flags -o "$build/fuzz/fuzz_site" tests/fuzz/fuzz_site.c spank/site.c -lm
 for t in protocol site; do
 	corpus="$build/fuzz/corpus-$t"

@@ -6,6 +6,12 @@
 
 cluster_log() { echo "cluster: $*" >&2; }
 
+# The pid the agent at socket $2 gives for itself (numalot binary $1).
+agent_pid_of() {
+	"$1" request --socket="$2" '{"v":1,"op":"hello"}' 2>/dev/null |
+		sed -n 's/.*"pid":\([0-9]*\).*/\1/p'
+}
+
 cluster_stop() {
 	local f pid
 	for f in slurmd slurmctld munged; do

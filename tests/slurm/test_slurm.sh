@@ -29,10 +29,7 @@ ok() { echo "ok - $1"; }
 bad() { echo "not ok - $1"; fails=$((fails + 1)); }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 json() { python3 -c "import json,sys; r=json.load(open('$1')); print($2)"; }
-agent_pid() { # the agent's own word for its pid, or nothing
-	"$ROOT/$B/numalot" request --socket="$SOCK" '{"v":1,"op":"hello"}' 2>/dev/null |
-		sed -n 's/.*"pid":\([0-9]*\).*/\1/p'
-}
+agent_pid() { agent_pid_of "$ROOT/$B/numalot" "$SOCK"; }
 W="$ROOT/$B/numalot-workload"
 BASE="agent=$ROOT/$B/numalotd socket=$SOCK log=$T/agent.log topology=numa:2,core:1,pu:1 idle_exit=120"
 plugstack() { echo "required $ROOT/$B/numalot.so $BASE $*" >"$T/plugstack.conf"; }

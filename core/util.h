@@ -1,0 +1,17 @@
+/* numalot: small helpers shared by the library's modules. */
+#ifndef NUMALOT_UTIL_H
+#define NUMALOT_UTIL_H
+
+#include <stddef.h>
+
+/*
+ * Format a message into err (errlen bytes; nothing when err is NULL or
+ * errlen 0) and return rc: `return nl_errf(err, len, -EINVAL, "...")`.
+ */
+int nl_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* CLOCK_MONOTONIC in seconds. */
+double nl_mono_s(void);
+
+#endif
