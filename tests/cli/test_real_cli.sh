@@ -124,7 +124,19 @@ if command -v python3 >/dev/null; then
 fi
 check "no error printed" test "$(grep -c "numalot" "$T/late.out")" -eq 0
 
-# 5. bad input: one clear line, status 2.
+# 5. a signal sent to numalot run reaches the command; the status is
+# 128 + the signal that killed it.
+"$N" run --policy=monitor --period=0.2 -- sleep 30 >/dev/null 2>&1 &
+np=$!
+pids+=($np)
+sp=$(child_of $np)
+kill -TERM $np
+wait $np
+rc=$?
+check "SIGTERM to numalot run reaches the command (status 143)" test $rc -eq 143
+check "...and the command is gone" test ! -e "/proc/$sp/status" -o -z "$sp"
+
+# 6. bad input: one clear line, status 2.
 expect2() { # description, text, args...
 	local what=$1 text=$2
 	shift 2
