@@ -14,146 +14,6 @@
 #define FIXED_POINT_TOL 1e-6
 #define TIME_EPS 1e-9
 
-static inline int node_of(const struct nl_model *m, int cpu)
-{
-	int n = m->topo->cpu_node[cpu];
-	return n < 0 ? 0 : n;
-}
-
-/* A thread arrives on (d = 1) or leaves (d = -1) cpu. */
-static void occupy(struct nl_model *m, int cpu, int d)
-{
-	int core = m->topo->cpu_core[cpu];
-	int before = m->cpu_load[cpu];
-
-	m->cpu_load[cpu] += d;
-	if (before == 0 && m->cpu_load[cpu] > 0)
-		m->core_busy[core]++;
-	else if (before > 0 && m->cpu_load[cpu] == 0)
-		m->core_busy[core]--;
-}
-
-/*
- * Fork balancing, as Linux does it to first order: the node with the
- * fewest threads per candidate CPU (ties: the lower node), then on it the
- * CPU with the fewest threads, preferring a core whose siblings are idle
- * (ties: the lower CPU). cand is not empty.
- */
-static int pick_start_cpu(const struct nl_model *m, hwloc_const_bitmap_t cand)
-{
-	long load[NL_MAX_NODES] = {0}, ncand[NL_MAX_NODES] = {0};
-	int best = -1, cpu, bcpu = -1, bload = 0, bsib = 0;
-
-	hwloc_bitmap_foreach_begin(cpu, cand)
-	{
-		ncand[node_of(m, cpu)]++;
-		load[node_of(m, cpu)] += m->cpu_load[cpu];
-	}
-	hwloc_bitmap_foreach_end();
-	for (int n = 0; n < m->topo->nnodes; n++) {
-		if (!ncand[n])
-			continue;
-		if (best < 0 || load[n] * ncand[best] < load[best] * ncand[n])
-			best = n;
-	}
-	hwloc_bitmap_foreach_begin(cpu, cand)
-	{
-		int l = m->cpu_load[cpu];
-		int sib = m->core_busy[m->topo->cpu_core[cpu]] - (l > 0);
-
-		if (node_of(m, cpu) != best)
-			continue;
-		if (bcpu < 0 || l < bload || (l == bload && sib < bsib)) {
-			bcpu = cpu;
-			bload = l;
-			bsib = sib;
-		}
-	}
-	hwloc_bitmap_foreach_end();
-	return bcpu;
-}
-
-/* Where a process's data lands once its threads have their start CPUs. */
-static void place_data(struct nl_model *m, struct nl_model_proc *pr)
-{
-	int n = m->topo->nnodes, cpu;
-	struct nl_model_thread *t0 = &m->threads[pr->first_thread];
-	double sf = pr->spec.kind.shared_fraction;
-	int nodes[NL_MAX_NODES] = {0}, nused = 0;
-
-	memset(pr->shared_frac, 0, sizeof(double) * (size_t)n);
-	switch (pr->spec.placement) {
-	case NL_PLACE_FIRST_TOUCH:
-	case NL_PLACE_MASTER:
-		pr->shared_frac[node_of(m, t0->cpu)] = 1;
-		break;
-	case NL_PLACE_NODE:
-		pr->shared_frac[pr->spec.placement_node] = 1;
-		break;
-	case NL_PLACE_INTERLEAVE:
-		hwloc_bitmap_foreach_begin(cpu, pr->allowed)
-		{
-			nodes[node_of(m, cpu)] = 1;
-		}
-		hwloc_bitmap_foreach_end();
-		for (int j = 0; j < n; j++)
-			nused += nodes[j];
-		for (int j = 0; j < n; j++)
-			pr->shared_frac[j] = nodes[j] ? 1.0 / nused : 0;
-		break;
-	}
-	for (int k = 0; k < pr->spec.nthreads; k++) {
-		struct nl_model_thread *t = &m->threads[pr->first_thread + k];
-
-		if (pr->spec.placement == NL_PLACE_FIRST_TOUCH) {
-			memset(t->priv_frac, 0, sizeof(double) * (size_t)n);
-			t->priv_frac[node_of(m, t->cpu)] = 1;
-		} else {
-			memcpy(t->priv_frac, pr->shared_frac,
-			       sizeof(double) * (size_t)n);
-		}
-		for (int j = 0; j < n; j++)
-			t->data_frac[j] = (1 - sf) * t->priv_frac[j] +
-					  sf * pr->shared_frac[j];
-	}
-}
-
-static void start_process(struct nl_model *m, struct nl_model_proc *pr)
-{
-	hwloc_bitmap_t cand = m->cand;
-	double now = nl_model_now(m);
-
-	hwloc_bitmap_copy(cand, pr->allowed);
-	if (pr->spec.start_node >= 0)
-		for (int c = 0; c < m->topo->ncpus; c++)
-			if (node_of(m, c) != pr->spec.start_node)
-				hwloc_bitmap_clr(cand, (unsigned)c);
-	for (int k = 0; k < pr->spec.nthreads; k++) {
-		struct nl_model_thread *t = &m->threads[pr->first_thread + k];
-
-		t->cpu = pick_start_cpu(m, cand);
-		occupy(m, t->cpu, 1);
-		t->state = NL_T_RUNNING;
-		t->start_s = now;
-		t->acc.cpu = t->cpu;
-	}
-	place_data(m, pr);
-	pr->started = 1;
-	pr->start_s = now;
-	pr->threads_seen = pr->spec.nthreads;
-	pr->live = pr->spec.nthreads;
-}
-
-static void start_due(struct nl_model *m)
-{
-	double now = nl_model_now(m);
-
-	for (int i = 0; i < m->nprocs; i++)
-		if (!m->procs[i].started &&
-		    m->procs[i].spec.start_s <= now + TIME_EPS)
-			start_process(m, &m->procs[i]);
-}
-
 static int init_proc(struct nl_model *m, int i, const struct nl_proc_spec *s,
 		     uint64_t seed)
 {
@@ -176,12 +36,17 @@ static int init_proc(struct nl_model *m, int i, const struct nl_proc_spec *s,
 	}
 	if (s->nthreads < 1 || s->nthreads > NL_MAX_PROC_THREADS ||
 	    s->start_node >= n ||
-	    (s->placement == NL_PLACE_NODE &&
+	    ((s->placement == NL_PLACE_NODE || s->placement == NL_PLACE_BIND) &&
 	     (s->placement_node < 0 || s->placement_node >= n)))
 		return -EINVAL;
+	/* The kernel's NUMA scanner skips interleaved and bound memory
+	 * (no MPOL_F_MOF): no hinting faults, so no NUMA balancing. */
+	pr->numa_balanced = s->placement != NL_PLACE_INTERLEAVE &&
+			    s->placement != NL_PLACE_BIND;
 	for (int c = 0; c < topo->ncpus; c++)
 		if (hwloc_bitmap_isset(pr->allowed, (unsigned)c) &&
-		    (s->start_node < 0 || node_of(m, c) == s->start_node))
+		    (s->start_node < 0 ||
+		     nl_model_node_of(m, c) == s->start_node))
 			any = 1;
 	if (!any)
 		return -EINVAL;
@@ -209,8 +74,37 @@ static int init_proc(struct nl_model *m, int i, const struct nl_proc_spec *s,
 	return 0;
 }
 
+/* Nodes by distance from each node: itself first, then nearest first
+ * (ties: the lower node). Insertion sort; n is small. */
+static void order_nodes(struct nl_model *m)
+{
+	int n = m->topo->nnodes;
+	const unsigned *d = m->topo->distance;
+
+	for (int i = 0; i < n; i++) {
+		int *o = m->node_order + i * n;
+		for (int j = 0; j < n; j++) {
+			int k = j, x = j;
+			/* key: (not itself, distance, node) */
+			while (k > 0 && o[k - 1] != i &&
+			       (x == i || d[i * n + x] < d[i * n + o[k - 1]])) {
+				o[k] = o[k - 1];
+				k--;
+			}
+			o[k] = x;
+		}
+	}
+}
+
 int nl_model_create(struct nl_topology *topo, const struct nl_scenario *sc,
 		    uint64_t seed, struct nl_model **out)
+{
+	return nl_model_create_opts(topo, sc, seed, NULL, out);
+}
+
+int nl_model_create_opts(struct nl_topology *topo, const struct nl_scenario *sc,
+			 uint64_t seed, const struct nl_model_opts *o,
+			 struct nl_model **out)
 {
 	struct nl_model *m = calloc(1, sizeof(*m));
 	int total = 0, rc = 0;
@@ -225,6 +119,8 @@ int nl_model_create(struct nl_topology *topo, const struct nl_scenario *sc,
 	m->topo = topo;
 	m->p = sc->params;
 	m->duration_s = sc->duration_s;
+	m->os_mode = o && o->os_set ? o->os_mode : sc->os_mode;
+	m->ideal_locality = o && o->ideal_locality;
 	for (int i = 0; i < sc->nprocs; i++)
 		total += sc->procs[i].nthreads;
 	m->procs = calloc((size_t)sc->nprocs, sizeof(*m->procs));
@@ -241,13 +137,24 @@ int nl_model_create(struct nl_topology *topo, const struct nl_scenario *sc,
 	m->cpu_load = calloc((size_t)topo->ncpus, sizeof(int));
 	m->core_busy = calloc((size_t)topo->ncores, sizeof(int));
 	m->cand = hwloc_bitmap_alloc();
+	m->node_order = calloc(n * n, sizeof(int));
+	m->node_budget = calloc(n, sizeof(double));
+	if (o && o->start_cpu) {
+		m->start_cpu = malloc(sizeof(int) * ((size_t)total + 1));
+		if (m->start_cpu)
+			memcpy(m->start_cpu, o->start_cpu,
+			       sizeof(int) * (size_t)total);
+	}
 	if (!m->cand || !m->procs || !m->threads || !m->frac_store ||
 	    !m->latency_ns || !m->mem_factor || !m->link_factor ||
 	    !m->mem_demand || !m->link_demand || !m->mem_served ||
-	    !m->link_served || !m->cpu_load || !m->core_busy) {
+	    !m->link_served || !m->cpu_load || !m->core_busy ||
+	    !m->node_order || !m->node_budget ||
+	    (o && o->start_cpu && !m->start_cpu)) {
 		nl_model_free(m);
 		return -ENOMEM;
 	}
+	order_nodes(m);
 	for (size_t i = 0; i < n; i++) {
 		m->mem_factor[i] = 1;
 		for (size_t j = 0; j < n; j++) {
@@ -265,7 +172,10 @@ int nl_model_create(struct nl_topology *topo, const struct nl_scenario *sc,
 		nl_model_free(m);
 		return rc;
 	}
-	start_due(m);
+	if (o && o->start_all)
+		for (int i = 0; i < m->nprocs; i++)
+			nl_model_start_process(m, &m->procs[i]);
+	nl_model_start_due(m);
 	*out = m;
 	return 0;
 }
@@ -289,6 +199,9 @@ void nl_model_free(struct nl_model *m)
 	free(m->cpu_load);
 	free(m->core_busy);
 	hwloc_bitmap_free(m->cand);
+	free(m->node_order);
+	free(m->node_budget);
+	free(m->start_cpu);
 	nl_topology_free(m->topo);
 	free(m);
 }
@@ -362,7 +275,7 @@ static void compute_demand(struct nl_model *m)
 
 		if (t->state != NL_T_RUNNING)
 			continue;
-		i = node_of(m, t->cpu);
+		i = nl_model_node_of(m, t->cpu);
 		lat = m->latency_ns + i * n;
 		lf = m->link_factor + i * n;
 		for (int j = 0; j < n; j++)
@@ -427,7 +340,7 @@ static double update_factors(struct nl_model *m)
 static double cap_scale(const struct nl_model *m,
 			const struct nl_model_thread *t)
 {
-	int n = m->topo->nnodes, i = node_of(m, t->cpu);
+	int n = m->topo->nnodes, i = nl_model_node_of(m, t->cpu);
 	double s = 1, mb = m->p.node_bandwidth_bytes_per_s;
 	double lb = m->p.link_bandwidth_bytes_per_s;
 
@@ -444,10 +357,9 @@ static double cap_scale(const struct nl_model *m,
 	return s;
 }
 
-void nl_model_solve(struct nl_model *m)
+static void solve_rounds(struct nl_model *m, int rounds)
 {
 	int n = m->topo->nnodes;
-	int rounds = (int)m->p.fixed_point_rounds;
 
 	for (int x = 0; x < m->nthreads; x++)
 		if (m->threads[x].state == NL_T_RUNNING)
@@ -481,7 +393,7 @@ void nl_model_solve(struct nl_model *m)
 		}
 		bps = t->rate_ops_per_s * t->bytes_per_op;
 		t->traffic_bytes_per_s = bps;
-		i = node_of(m, t->cpu);
+		i = nl_model_node_of(m, t->cpu);
 		for (int j = 0; j < n; j++) {
 			m->mem_served[j] += bps * t->data_frac[j];
 			if (j != i)
@@ -489,6 +401,16 @@ void nl_model_solve(struct nl_model *m)
 					bps * t->data_frac[j];
 		}
 	}
+}
+
+void nl_model_solve(struct nl_model *m)
+{
+	solve_rounds(m, (int)m->p.fixed_point_rounds);
+}
+
+void nl_model_solve_steady(struct nl_model *m, int max_rounds)
+{
+	solve_rounds(m, max_rounds);
 }
 
 static void finish_thread(struct nl_model *m, struct nl_model_thread *t,
@@ -499,7 +421,7 @@ static void finish_thread(struct nl_model *m, struct nl_model_thread *t,
 	t->state = NL_T_DONE;
 	t->end_s = end_s;
 	t->work_left = 0;
-	occupy(m, t->cpu, -1);
+	nl_model_occupy(m, t->cpu, -1);
 	if (--pr->live == 0) {
 		pr->done = 1;
 		pr->end_s = end_s;
@@ -510,7 +432,7 @@ static void finish_thread(struct nl_model *m, struct nl_model_thread *t,
 static void advance_thread(struct nl_model *m, struct nl_model_thread *t,
 			   double now, double dt)
 {
-	int n = m->topo->nnodes, i = node_of(m, t->cpu);
+	int n = m->topo->nnodes, i = nl_model_node_of(m, t->cpu);
 	double ops = t->rate_ops_per_s * dt, part = 1, lines;
 	const double *lat = m->latency_ns + i * n, *lf = m->link_factor + i * n;
 	struct nl_sample *a = &t->acc;
@@ -544,15 +466,6 @@ static void advance_thread(struct nl_model *m, struct nl_model_thread *t,
 		finish_thread(m, t, now + part * dt);
 }
 
-void nl_model_os_step(struct nl_model *m)
-{
-	switch (m->os_mode) {
-	case NL_OS_NONE:
-		/* Unpinned threads stay on the CPU they started on. */
-		break;
-	}
-}
-
 void nl_model_tick(struct nl_model *m)
 {
 	double now = nl_model_now(m), dt = m->p.tick_s;
@@ -563,7 +476,7 @@ void nl_model_tick(struct nl_model *m)
 			advance_thread(m, &m->threads[x], now, dt);
 	m->ticks++;
 	nl_model_os_step(m);
-	start_due(m);
+	nl_model_start_due(m);
 }
 
 struct nl_model_thread *nl_model_thread(struct nl_model *m, int tid)
@@ -573,32 +486,6 @@ struct nl_model_thread *nl_model_thread(struct nl_model *m, int tid)
 	if (tid < 1000 || i >= m->nprocs || k >= m->procs[i].spec.nthreads)
 		return NULL;
 	return &m->threads[m->procs[i].first_thread + k];
-}
-
-int nl_model_place(struct nl_model *m, int tid, int cpu)
-{
-	struct nl_model_thread *t = nl_model_thread(m, tid);
-
-	if (!t || t->state != NL_T_RUNNING)
-		return -ESRCH;
-	if (cpu < 0 || cpu >= m->topo->ncpus ||
-	    !hwloc_bitmap_isset(t->allowed, (unsigned)cpu))
-		return -EINVAL;
-	occupy(m, t->cpu, -1);
-	t->cpu = cpu;
-	occupy(m, cpu, 1);
-	t->pinned = 1;
-	return 0;
-}
-
-int nl_model_release(struct nl_model *m, int tid)
-{
-	struct nl_model_thread *t = nl_model_thread(m, tid);
-
-	if (!t || t->state != NL_T_RUNNING)
-		return -ESRCH;
-	t->pinned = 0;
-	return 0;
 }
 
 int nl_model_take_sample(struct nl_model *m, int tid, struct nl_sample *out)
@@ -612,29 +499,5 @@ int nl_model_take_sample(struct nl_model *m, int tid, struct nl_sample *out)
 	out->cpu = t->cpu;
 	memset(&t->acc, 0, sizeof(t->acc));
 	t->acc.cpu = t->cpu;
-	return 0;
-}
-
-int nl_model_node_pages(const struct nl_model *m, int pid, double *pages)
-{
-	int i = pid / 1000 - 1, n = m->topo->nnodes;
-	const struct nl_model_proc *pr;
-	double sf, mem;
-
-	if (pid < 1000 || pid % 1000 || i >= m->nprocs)
-		return -ESRCH;
-	pr = &m->procs[i];
-	memset(pages, 0, sizeof(double) * (size_t)n);
-	if (!pr->started || pr->done)
-		return 0;
-	sf = pr->spec.kind.shared_fraction;
-	mem = pr->spec.kind.mem_bytes / NL_PAGE_BYTES;
-	for (int k = 0; k < pr->spec.nthreads; k++) {
-		const struct nl_model_thread *t =
-			&m->threads[pr->first_thread + k];
-		for (int j = 0; j < n; j++)
-			pages[j] += mem * ((1 - sf) * t->priv_frac[j] +
-					   sf * pr->shared_frac[j]);
-	}
 	return 0;
 }

@@ -40,7 +40,10 @@ struct nl_model_params {
 	double link_bandwidth_bytes_per_s; /* per direction, per node pair */
 	double contention_k;		   /* queueing factor 1+k*rho/(1-rho) */
 	double rho_cap;			   /* utilisation cap in that factor */
-	double page_migration_bytes_per_s; /* per node (baselines, later) */
+	double page_migration_bytes_per_s; /* per destination node */
+	double numa_scan_delay_s;	   /* NUMA balancing: first scan */
+	double numa_scan_period_s;	   /* NUMA balancing: between scans */
+	double numa_scan_bytes;		   /* address space scanned a period */
 	double tick_s;			   /* simulation step */
 	double noise;			   /* relative sd of emitted counters */
 	double fixed_point_rounds;	   /* damped rounds per tick (max) */
@@ -107,6 +110,7 @@ enum nl_placement {
 	NL_PLACE_MASTER,      /* everything on thread 0's node */
 	NL_PLACE_INTERLEAVE,  /* even over the nodes of the allowed CPUs */
 	NL_PLACE_NODE,	      /* everything on one node */
+	NL_PLACE_BIND,	      /* everything bound to one node (membind) */
 };
 
 /* One process of a scenario, kind overrides already applied. */
@@ -116,11 +120,33 @@ struct nl_proc_spec {
 	int nthreads;
 	double start_s;
 	enum nl_placement placement;
-	int placement_node; /* NL_PLACE_NODE */
+	int placement_node; /* NL_PLACE_NODE, NL_PLACE_BIND */
 	int start_node;	    /* -1: fork balancing over all allowed CPUs */
 	char *cpus;	    /* allowed CPUs, OS numbers; NULL: all */
 	struct nl_kind kind;
 };
+
+/*
+ * The operating system's treatment of threads that are not pinned, and of
+ * pages (docs/machine-model.md, "Operating system"):
+ * - NONE: a thread stays on the CPU it started on; pages never move.
+ * - LINUX: fork balancing at start, the load balancer, and automatic NUMA
+ *   balancing (thread placement towards data, private page migration).
+ * - LINUX_NONUMA: the same without automatic NUMA balancing.
+ * Fork balancing (the start placement) is the same under every mode.
+ */
+enum nl_os_mode {
+	NL_OS_NONE,
+	NL_OS_LINUX,
+	NL_OS_LINUX_NONUMA,
+};
+
+/* "none", "linux", "linux-nonuma"; NULL for a bad value. */
+const char *nl_os_mode_name(enum nl_os_mode mode);
+/* 0 and *mode, or -EINVAL for an unknown name. */
+int nl_os_mode_from_name(const char *name, enum nl_os_mode *mode);
+/* "linux, linux-nonuma, none" (for error messages). */
+const char *nl_os_mode_names(void);
 
 /* What nl_scenario_parse builds (opaque in scenario.h). */
 struct nl_scenario {
@@ -128,19 +154,10 @@ struct nl_scenario {
 	char *topology_spec;	  /* relative XML paths already resolved */
 	struct nl_topology *topo; /* loaded, distances applied */
 	struct nl_model_params params;
-	double duration_s; /* 0: no cap */
+	enum nl_os_mode os_mode; /* "os" field, default NL_OS_LINUX */
+	double duration_s;	 /* 0: no cap */
 	int nprocs;
 	struct nl_proc_spec *procs;
-};
-
-/*
- * Operating-system behaviour for threads that are not pinned. Only NONE
- * exists now: a thread stays on the CPU it started on. The "linux"
- * baselines (load balancing, automatic NUMA balancing) will be further
- * modes, run from nl_model_os_step() once per tick.
- */
-enum nl_os_mode {
-	NL_OS_NONE,
 };
 
 enum nl_thread_state { NL_T_PENDING, NL_T_RUNNING, NL_T_DONE };
@@ -170,6 +187,7 @@ struct nl_model_thread {
 	/* Exact counters since the last nl_model_take_sample(). */
 	struct nl_sample acc;
 	struct nl_rng noise_rng; /* per thread: noise independent of order */
+	double migrate_want;	 /* scratch of the page migration */
 };
 
 struct nl_model_proc {
@@ -181,12 +199,30 @@ struct nl_model_proc {
 	int live;	     /* threads running now */
 	int first_thread;    /* index in nl_model.threads */
 	double *shared_frac; /* [nnodes] */
+	int numa_balanced;   /* NUMA balancing sees its pages (not bound or
+				interleaved: no hinting faults there) */
+	double numa_next_s;  /* its next NUMA placement decision */
+};
+
+/*
+ * How to build a model beyond what the scenario says (the baselines and
+ * the placement search use these; NULL means all defaults).
+ */
+struct nl_model_opts {
+	enum nl_os_mode os_mode; /* used when os_set; else the scenario's */
+	int os_set;
+	/* [threads, in tid order] start there, pinned (-1: fork balancing) */
+	const int *start_cpu;
+	int ideal_locality; /* data always on its thread's node, no cost */
+	int start_all;	    /* every process starts at time 0 (search) */
 };
 
 struct nl_model {
 	struct nl_topology *topo; /* owned */
 	struct nl_model_params p;
 	enum nl_os_mode os_mode;
+	int ideal_locality;
+	int *start_cpu;	   /* [nthreads] or NULL */
 	double duration_s; /* 0: no cap */
 	uint64_t ticks;
 	int nprocs, nthreads;
@@ -204,6 +240,11 @@ struct nl_model {
 	int *core_busy;	     /* [ncores] CPUs with a thread per core */
 	double *frac_store;  /* backs the threads' and procs' fractions */
 	hwloc_bitmap_t cand; /* scratch: start candidates */
+	int *node_order;     /* [n*n] nodes by distance from each node */
+	double *node_budget; /* [n] scratch: page migration bytes */
+	/* What the simulated OS did. */
+	int os_moves;		     /* thread moves (a swap counts 2) */
+	double pages_migrated_bytes; /* by NUMA balancing */
 };
 
 /* Every counter the model emits. */
@@ -219,6 +260,10 @@ struct nl_model {
  */
 int nl_model_create(struct nl_topology *topo, const struct nl_scenario *sc,
 		    uint64_t seed, struct nl_model **out);
+/* The same with options (o may be NULL). */
+int nl_model_create_opts(struct nl_topology *topo, const struct nl_scenario *sc,
+			 uint64_t seed, const struct nl_model_opts *o,
+			 struct nl_model **out);
 void nl_model_free(struct nl_model *m);
 
 static inline double nl_model_now(const struct nl_model *m)
@@ -236,9 +281,17 @@ int nl_model_active(const struct nl_model *m);
  * bandwidth cap. Does not advance time.
  */
 void nl_model_solve(struct nl_model *m);
+/*
+ * The same, iterating up to max_rounds rounds until the contention factors
+ * settle: the steady state of a placement (for the placement search).
+ */
+void nl_model_solve_steady(struct nl_model *m, int max_rounds);
 /* One tick: solve, advance work and counters, OS step, start due ones. */
 void nl_model_tick(struct nl_model *m);
-/* The OS's own thread moves for unpinned threads (nothing for NONE). */
+/*
+ * The simulated OS, once per tick after the work advanced (os.c): the load
+ * balancer, automatic NUMA balancing and page migration, by os_mode.
+ */
 void nl_model_os_step(struct nl_model *m);
 
 /* Thread by tid, NULL if unknown (any state). */
@@ -256,9 +309,39 @@ int nl_model_take_sample(struct nl_model *m, int tid, struct nl_sample *out);
  * pending or done). 0 or -ESRCH. */
 int nl_model_node_pages(const struct nl_model *m, int pid, double *pages);
 
+/*
+ * Helpers shared by the files of the model (place.c, os.c, search.c).
+ */
+static inline int nl_model_node_of(const struct nl_model *m, int cpu)
+{
+	int n = m->topo->cpu_node[cpu];
+	return n < 0 ? 0 : n;
+}
+
+/* A thread arrives on (d = 1) or leaves (d = -1) cpu. */
+void nl_model_occupy(struct nl_model *m, int cpu, int d);
+/* Move a running thread to cpu (no pinning change); its data follows
+ * only under ideal locality. */
+void nl_model_move(struct nl_model *m, struct nl_model_thread *t, int cpu);
+/* Recompute a thread's traffic share by node from its data's place. */
+void nl_model_refresh_data(struct nl_model *m, struct nl_model_thread *t);
+/* Place a process's data from its threads' CPUs (start placement). */
+void nl_model_place_data(struct nl_model *m, struct nl_model_proc *pr);
+/* Start the processes that are due (place.c). */
+void nl_model_start_due(struct nl_model *m);
+void nl_model_start_process(struct nl_model *m, struct nl_model_proc *pr);
+
+/* A private copy of a loaded topology (a model owns its own). NULL on
+ * failure. */
+struct nl_topology *nl_sim_topology_dup(const struct nl_topology *src);
+
 /* The model inside a machine made by nl_sim_create (NULL otherwise). */
 struct nl_model *nl_sim_model(struct nl_machine *m);
-/* Choose how the simulated OS treats unpinned threads. 0 or -EOPNOTSUPP. */
+/* Choose how the simulated OS treats threads and pages. 0 or -EINVAL. */
 int nl_sim_set_os_mode(struct nl_machine *m, enum nl_os_mode mode);
+/* nl_sim_create with model options (o may be NULL). */
+int nl_sim_create_opts(const struct nl_scenario *sc, uint64_t seed,
+		       const struct nl_model_opts *o, struct nl_machine **out,
+		       char *err, size_t errlen);
 
 #endif

@@ -276,25 +276,25 @@ static int parse_placement(struct ctx *c, const char *field, const char *s,
 		ps->placement = NL_PLACE_MASTER;
 	else if (strcmp(s, "interleave") == 0)
 		ps->placement = NL_PLACE_INTERLEAVE;
-	else if (strncmp(s, "node:", 5) == 0) {
+	else if (strncmp(s, "node:", 5) == 0 || strncmp(s, "bind:", 5) == 0) {
 		errno = 0;
 		node = strtol(s + 5, &end, 10);
 		if (!s[5] || *end || errno || node < 0)
 			return perr(c, field,
 				    "bad node in \"%s\" (example: "
-				    "\"node:0\")",
-				    s);
+				    "\"%.5s0\")",
+				    s, s);
 		if (node >= nnodes)
 			return perr(c, field,
 				    "node %ld out of range (the machine has "
 				    "%d NUMA nodes)",
 				    node, nnodes);
-		ps->placement = NL_PLACE_NODE;
+		ps->placement = s[0] == 'b' ? NL_PLACE_BIND : NL_PLACE_NODE;
 		ps->placement_node = (int)node;
 	} else {
 		return perr(c, field,
 			    "unknown placement \"%s\" (valid: first-touch, "
-			    "master, interleave, node:N)",
+			    "master, interleave, node:N, bind:N)",
 			    s);
 	}
 	return 0;
@@ -421,8 +421,9 @@ static int parse_process(struct ctx *c, struct json_object *po, int idx,
 	return check_cpus(c, prefix, topo, ps);
 }
 
-static const char *const top_keys[] = {"name",	     "description", "machine",
-				       "duration_s", "processes",   NULL};
+static const char *const top_keys[] = {
+	"name", "description", "machine", "os", "duration_s", "processes", NULL,
+};
 
 static int parse_root(struct ctx *c, struct json_object *root,
 		      const char *base_dir, struct nl_scenario *sc)
@@ -453,6 +454,12 @@ static int parse_root(struct ctx *c, struct json_object *root,
 	rc = parse_machine(c, v, base_dir, sc);
 	if (rc < 0)
 		return rc;
+	if (json_object_object_get_ex(root, "os", &v) &&
+	    (get_string(c, v, "os", &s) < 0 ||
+	     (nl_os_mode_from_name(s, &sc->os_mode) < 0 &&
+	      perr(c, "os", "unknown operating system model \"%s\" (valid: %s)",
+		   s, nl_os_mode_names()) < 0)))
+		return -EINVAL;
 	if (json_object_object_get_ex(root, "duration_s", &v) &&
 	    get_number(c, v, "duration_s", 0, 1e9, NL_PARAM_LO_OPEN,
 		       &sc->duration_s) < 0)
@@ -542,6 +549,7 @@ int nl_scenario_parse(const char *text, const char *name, const char *base_dir,
 		return -ENOMEM;
 	}
 	nl_model_default_params(&sc->params);
+	sc->os_mode = NL_OS_LINUX;
 	sc->name = default_name(c.file);
 	rc = sc->name ? parse_root(&c, root, base_dir, sc) : -ENOMEM;
 	json_object_put(root);

@@ -174,8 +174,7 @@ static const struct nl_machine_ops sim_ops = {
 	.destroy = sim_destroy,
 };
 
-/* A private copy of a loaded topology (the machine outlives the scenario). */
-static struct nl_topology *topology_dup(const struct nl_topology *src)
+struct nl_topology *nl_sim_topology_dup(const struct nl_topology *src)
 {
 	struct nl_topology *t = calloc(1, sizeof(*t));
 	size_t nc = (size_t)src->ncpus, nn = (size_t)src->nnodes;
@@ -222,6 +221,13 @@ static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 int nl_sim_create(const struct nl_scenario *sc, uint64_t seed,
 		  struct nl_machine **out, char *err, size_t errlen)
 {
+	return nl_sim_create_opts(sc, seed, NULL, out, err, errlen);
+}
+
+int nl_sim_create_opts(const struct nl_scenario *sc, uint64_t seed,
+		       const struct nl_model_opts *o, struct nl_machine **out,
+		       char *err, size_t errlen)
+{
 	struct nl_topology *topo;
 	struct sim *s;
 	int rc;
@@ -229,14 +235,14 @@ int nl_sim_create(const struct nl_scenario *sc, uint64_t seed,
 	*out = NULL;
 	if (!sc || !sc->topo)
 		return fail(err, errlen, -EINVAL, "sim: no scenario");
-	topo = topology_dup(sc->topo);
+	topo = nl_sim_topology_dup(sc->topo);
 	s = calloc(1, sizeof(*s));
 	if (!topo || !s) {
 		nl_topology_free(topo);
 		free(s);
 		return fail(err, errlen, -ENOMEM, "sim: out of memory");
 	}
-	rc = nl_model_create(topo, sc, seed, &s->model);
+	rc = nl_model_create_opts(topo, sc, seed, o, &s->model);
 	if (rc < 0) {
 		free(s);
 		return fail(err, errlen, rc,
@@ -271,10 +277,8 @@ int nl_sim_set_os_mode(struct nl_machine *m, enum nl_os_mode mode)
 {
 	struct nl_model *md = nl_sim_model(m);
 
-	if (!md)
+	if (!md || !nl_os_mode_name(mode))
 		return -EINVAL;
-	if (mode != NL_OS_NONE)
-		return -EOPNOTSUPP;
 	md->os_mode = mode;
 	return 0;
 }

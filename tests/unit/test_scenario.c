@@ -196,7 +196,10 @@ static const struct bad bad_inputs[] = {
 	 "distances, and the model parameters in docs/machine-model.md)"},
 	{"{" M2 ", " P1 ", 'duraton_s': 5}",
 	 "t.json: duraton_s: unknown field (valid: name, description, "
-	 "machine, duration_s, processes)"},
+	 "machine, os, duration_s, processes)"},
+	{"{" M2 ", " P1 ", 'os': 'windows'}",
+	 "t.json: os: unknown operating system model \"windows\" (valid: "
+	 "linux, linux-nonuma, none)"},
 	{"{" M2 ", 'processes': [{'kind': 'latency', 'trheads': 2}]}",
 	 "t.json: processes[0].trheads: unknown field (valid: name, kind, "
 	 "threads, ..."},
@@ -219,7 +222,7 @@ static const struct bad bad_inputs[] = {
 	{"{" M2 ", 'processes': [{'kind': 'latency', 'threads': 2, "
 	 "'placement': 'spread'}]}",
 	 "t.json: processes[0].placement: unknown placement \"spread\" "
-	 "(valid: first-touch, master, interleave, node:N)"},
+	 "(valid: first-touch, master, interleave, node:N, bind:N)"},
 	{"{" M2 ", 'processes': [{'kind': 'latency', 'threads': 2, "
 	 "'start_node': 2}]}",
 	 "t.json: processes[0].start_node: must be from 0 to 1, got 2"},

@@ -1,0 +1,306 @@
+/*
+ * numalot: the simulated operating system (docs/machine-model.md,
+ * "Operating system"), run once per tick after the work advanced:
+ * - the load balancer moves a thread that is not pinned from an overloaded
+ *   CPU to an idle one it may use, nearest first (LINUX, LINUX_NONUMA);
+ * - automatic NUMA balancing, every scan period, moves a thread that is not
+ *   pinned towards the node holding most of its data when a CPU there is
+ *   free or a swap helps both (LINUX);
+ * - and migrates the private pages of every thread, pinned or not, towards
+ *   the node it runs on, as fast as the scanner finds them and the per-node
+ *   rate limit allows (LINUX).
+ * Nothing here knows which policy runs; pinned threads are the policy's.
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#define TIME_EPS 1e-9
+/* Data shares closer than this count as equal (no preferred node). */
+#define SHARE_EPS 1e-9
+
+static const char *const os_names[] = {
+	[NL_OS_NONE] = "none",
+	[NL_OS_LINUX] = "linux",
+	[NL_OS_LINUX_NONUMA] = "linux-nonuma",
+};
+
+const char *nl_os_mode_name(enum nl_os_mode mode)
+{
+	return (unsigned)mode <= NL_OS_LINUX_NONUMA ? os_names[mode] : NULL;
+}
+
+int nl_os_mode_from_name(const char *name, enum nl_os_mode *mode)
+{
+	for (unsigned i = 0; name && i <= NL_OS_LINUX_NONUMA; i++)
+		if (strcmp(name, os_names[i]) == 0) {
+			*mode = (enum nl_os_mode)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *nl_os_mode_names(void)
+{
+	return "linux, linux-nonuma, none";
+}
+
+static int may_use(const struct nl_model_thread *t, int cpu)
+{
+	return hwloc_bitmap_isset(t->allowed, (unsigned)cpu);
+}
+
+/*
+ * An idle CPU (no thread) of node that t may use: one on a wholly idle core
+ * first, then any (ties: the lower CPU). -1 if none. idle_core_only: only
+ * CPUs of idle cores.
+ */
+static int idle_cpu_on(const struct nl_model *m,
+		       const struct nl_model_thread *t, int node,
+		       int idle_core_only)
+{
+	int any = -1;
+
+	for (int c = 0; c < m->topo->ncpus; c++) {
+		if (nl_model_node_of(m, c) != node || m->cpu_load[c] ||
+		    !may_use(t, c))
+			continue;
+		if (!m->core_busy[m->topo->cpu_core[c]])
+			return c;
+		if (any < 0 && !idle_core_only)
+			any = c;
+	}
+	return any;
+}
+
+/* The nearest idle CPU t may use, its own node first. -1 if none. */
+static int nearest_idle_cpu(const struct nl_model *m,
+			    const struct nl_model_thread *t, int idle_core_only)
+{
+	int n = m->topo->nnodes, i = nl_model_node_of(m, t->cpu);
+
+	for (int k = 0; k < n; k++) {
+		int c = idle_cpu_on(m, t, m->node_order[i * n + k],
+				    idle_core_only);
+		if (c >= 0)
+			return c;
+	}
+	return -1;
+}
+
+/*
+ * The load balancer, to first order: a thread that is not pinned and
+ * shares its CPU goes to the nearest idle CPU it may use (an idle core
+ * first). A thread whose core's other hardware thread is busy goes to an
+ * idle core of its own node (the balancer spreads over cores before SMT
+ * siblings within a cache domain). Threads are taken last tid first, so
+ * that of two threads on one CPU the later one moves.
+ */
+static void load_balance(struct nl_model *m)
+{
+	int over = 0, idle = 0, crowded = 0, idle_core = 0;
+
+	for (int c = 0; c < m->topo->ncpus; c++) {
+		int core_busy = m->core_busy[m->topo->cpu_core[c]];
+		over |= m->cpu_load[c] > 1;
+		idle |= m->cpu_load[c] == 0;
+		crowded |= m->cpu_load[c] == 1 && core_busy > 1;
+		idle_core |= core_busy == 0;
+	}
+	if (!idle || (!over && !(crowded && idle_core)))
+		return;
+	for (int x = m->nthreads - 1; x >= 0; x--) {
+		struct nl_model_thread *t = &m->threads[x];
+		int to = -1;
+
+		if (t->state != NL_T_RUNNING || t->pinned)
+			continue;
+		if (m->cpu_load[t->cpu] > 1) {
+			to = nearest_idle_cpu(m, t, 0);
+		} else if (m->core_busy[m->topo->cpu_core[t->cpu]] > 1) {
+			to = idle_cpu_on(m, t, nl_model_node_of(m, t->cpu), 1);
+		}
+		if (to >= 0) {
+			nl_model_move(m, t, to);
+			m->os_moves++;
+		}
+	}
+}
+
+/* The node holding most of t's data, or -1 when its own node ties. */
+static int preferred_node(const struct nl_model *m,
+			  const struct nl_model_thread *t)
+{
+	int n = m->topo->nnodes, i = nl_model_node_of(m, t->cpu), best = i;
+
+	for (int j = 0; j < n; j++)
+		if (t->data_frac[j] > t->data_frac[best] + SHARE_EPS)
+			best = j;
+	return best == i ? -1 : best;
+}
+
+/*
+ * Swap partner for t (on node s, preferring node p): a thread on p that
+ * is not pinned, of a NUMA-balanced process, that may use t's CPU (and t
+ * its CPU), and that gains as t does. The largest total gain wins (ties:
+ * the lower tid). NULL if none.
+ */
+static struct nl_model_thread *
+swap_partner(struct nl_model *m, const struct nl_model_thread *t, int s, int p)
+{
+	struct nl_model_thread *best = NULL;
+	double gain_t = t->data_frac[p] - t->data_frac[s], best_gain = 0;
+
+	for (int x = 0; x < m->nthreads; x++) {
+		struct nl_model_thread *u = &m->threads[x];
+		double gain_u;
+
+		if (u->state != NL_T_RUNNING || u->pinned ||
+		    !m->procs[u->proc].numa_balanced ||
+		    nl_model_node_of(m, u->cpu) != p || !may_use(u, t->cpu) ||
+		    !may_use(t, u->cpu))
+			continue;
+		gain_u = u->data_frac[s] - u->data_frac[p];
+		if (gain_u <= SHARE_EPS)
+			continue;
+		if (!best || gain_t + gain_u > best_gain + SHARE_EPS) {
+			best = u;
+			best_gain = gain_t + gain_u;
+		}
+	}
+	return best;
+}
+
+/* One NUMA placement decision for every unpinned thread of pr. */
+static void numa_place(struct nl_model *m, struct nl_model_proc *pr)
+{
+	for (int k = 0; k < pr->spec.nthreads; k++) {
+		struct nl_model_thread *t = &m->threads[pr->first_thread + k];
+		struct nl_model_thread *u;
+		int s, p, to, from;
+
+		if (t->state != NL_T_RUNNING || t->pinned)
+			continue;
+		p = preferred_node(m, t);
+		if (p < 0)
+			continue;
+		s = nl_model_node_of(m, t->cpu);
+		to = idle_cpu_on(m, t, p, 0);
+		if (to >= 0) {
+			nl_model_move(m, t, to);
+			m->os_moves++;
+			continue;
+		}
+		u = swap_partner(m, t, s, p);
+		if (!u)
+			continue;
+		from = t->cpu;
+		to = u->cpu;
+		nl_model_move(m, t, to);
+		nl_model_move(m, u, from);
+		m->os_moves += 2;
+	}
+}
+
+/*
+ * Page migration by NUMA hinting faults. Each tick the scanner covers
+ * numa_scan_bytes / numa_scan_period_s x tick of a process's address
+ * space, spread evenly over it, so that share of a thread's misplaced
+ * private pages faults and asks to move to the thread's node; each
+ * destination node takes at most page_migration_bytes_per_s x tick.
+ * Shared data stays where it is.
+ */
+static void migrate_pages(struct nl_model *m)
+{
+	int n = m->topo->nnodes;
+	double now = nl_model_now(m), dt = m->p.tick_s;
+
+	memset(m->node_budget, 0, sizeof(double) * (size_t)n);
+	for (int x = 0; x < m->nthreads; x++) {
+		struct nl_model_thread *t = &m->threads[x];
+		const struct nl_model_proc *pr = &m->procs[t->proc];
+		double priv_bytes, footprint, f;
+		int i;
+
+		t->migrate_want = 0;
+		if (t->state != NL_T_RUNNING || !pr->numa_balanced ||
+		    now < pr->start_s + m->p.numa_scan_delay_s - TIME_EPS)
+			continue;
+		priv_bytes = (1 - pr->spec.kind.shared_fraction) *
+			     pr->spec.kind.mem_bytes;
+		footprint = pr->spec.kind.mem_bytes * pr->spec.nthreads;
+		if (priv_bytes <= 0 || footprint <= 0)
+			continue;
+		i = nl_model_node_of(m, t->cpu);
+		f = fmin(1, m->p.numa_scan_bytes / m->p.numa_scan_period_s *
+				    dt / footprint);
+		t->migrate_want = priv_bytes * (1 - t->priv_frac[i]) * f;
+		m->node_budget[i] += t->migrate_want;
+	}
+	/* node_budget: wanted bytes; now the share each node grants. */
+	for (int i = 0; i < n; i++)
+		m->node_budget[i] =
+			m->node_budget[i] > 0
+				? fmin(1, m->p.page_migration_bytes_per_s * dt /
+						  m->node_budget[i])
+				: 0;
+	for (int x = 0; x < m->nthreads; x++) {
+		struct nl_model_thread *t = &m->threads[x];
+		const struct nl_model_proc *pr = &m->procs[t->proc];
+		double priv_bytes, away, moved, keep;
+		int i;
+
+		if (t->migrate_want <= 0)
+			continue;
+		i = nl_model_node_of(m, t->cpu);
+		priv_bytes = (1 - pr->spec.kind.shared_fraction) *
+			     pr->spec.kind.mem_bytes;
+		away = 1 - t->priv_frac[i];
+		moved = t->migrate_want * m->node_budget[i];
+		/* Take from every other node in proportion. */
+		keep = 1 - moved / (priv_bytes * away);
+		if (keep < 0)
+			keep = 0;
+		for (int j = 0; j < n; j++)
+			if (j != i)
+				t->priv_frac[j] *= keep;
+		t->priv_frac[i] = 1 - away * keep;
+		nl_model_refresh_data(m, t);
+		m->pages_migrated_bytes += moved;
+	}
+}
+
+/* NUMA placement decisions of the processes that are due. */
+static void numa_balance(struct nl_model *m)
+{
+	double now = nl_model_now(m);
+
+	for (int i = 0; i < m->nprocs; i++) {
+		struct nl_model_proc *pr = &m->procs[i];
+
+		if (!pr->started || pr->done || !pr->numa_balanced ||
+		    now < pr->numa_next_s - TIME_EPS)
+			continue;
+		pr->numa_next_s += m->p.numa_scan_period_s;
+		numa_place(m, pr);
+	}
+}
+
+void nl_model_os_step(struct nl_model *m)
+{
+	switch (m->os_mode) {
+	case NL_OS_NONE:
+		/* Unpinned threads stay on the CPU they started on. */
+		break;
+	case NL_OS_LINUX:
+		migrate_pages(m);
+		numa_balance(m);
+		load_balance(m);
+		break;
+	case NL_OS_LINUX_NONUMA:
+		load_balance(m);
+		break;
+	}
+}
