@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "engine.h"
+#include "run.h"
 #include "scenario.h"
 
 #define CMD "sim"
@@ -16,9 +17,9 @@
 struct sim_args {
 	const char *scenario;
 	const char *report;
-	enum nl_policy_kind policy;
+	enum nl_run_kind run;
 	uint64_t seed;
-	struct nl_policy_params params;
+	struct nl_run_opts o;
 };
 
 static int parse_seed(const char *s, uint64_t *out)
@@ -37,24 +38,36 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 	const char *v;
 	int missing;
 
-	a->policy = NL_POLICY_IMAR2;
+	a->run = NL_RUN_IMAR2;
 	a->seed = 1;
-	nl_policy_params_default(&a->params);
+	nl_run_opts_default(&a->o);
 	for (int i = 1; i < argc; i++) {
 		if ((v = nl_cli_option("policy", argc, argv, &i, &missing))) {
-			if (nl_policy_from_name(v, &a->policy) < 0) {
-				nl_cli_error(CMD,
-					     "unknown policy \"%s\" (valid: %s)",
-					     v, nl_policy_names());
+			if (nl_run_from_name(v, &a->run) < 0) {
+				nl_cli_error(
+					CMD,
+					"unknown policy \"%s\" (valid: %s)", v,
+					nl_run_names());
 				return -1;
 			}
+		} else if ((v = nl_cli_option("os", argc, argv, &i,
+					      &missing))) {
+			if (nl_os_mode_from_name(v, &a->o.os_mode) < 0) {
+				nl_cli_error(CMD,
+					     "unknown operating system model "
+					     "\"%s\" (valid: %s)",
+					     v, nl_os_mode_names());
+				return -1;
+			}
+			a->o.os_set = 1;
 		} else if ((v = nl_cli_option("seed", argc, argv, &i,
 					      &missing))) {
 			if (parse_seed(v, &a->seed) < 0) {
-				nl_cli_error(CMD,
-					     "--seed wants a whole number >= 0, "
-					     "not \"%s\"",
-					     v);
+				nl_cli_error(
+					CMD,
+					"--seed wants a whole number >= 0, "
+					"not \"%s\"",
+					v);
 				return -1;
 			}
 		} else if ((v = nl_cli_option("report", argc, argv, &i,
@@ -62,7 +75,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 			a->report = v;
 		} else if ((v = nl_cli_option("param", argc, argv, &i,
 					      &missing))) {
-			if (nl_cli_param(CMD, &a->params, v) < 0)
+			if (nl_cli_param(CMD, &a->o.params, v) < 0)
 				return -1;
 		} else if (missing) {
 			nl_cli_error(CMD, "%s wants a value", argv[i]);
@@ -70,103 +83,101 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			nl_cli_error(CMD,
 				     "unknown option \"%s\" (valid: --policy, "
-				     "--seed, --report, --param)",
+				     "--os, --seed, --report, --param)",
 				     argv[i]);
 			return -1;
 		} else if (!a->scenario) {
 			a->scenario = argv[i];
 		} else {
-			nl_cli_error(CMD, "one scenario at a time (got \"%s\" "
-					  "and \"%s\")",
+			nl_cli_error(CMD,
+				     "one scenario at a time (got \"%s\" "
+				     "and \"%s\")",
 				     a->scenario, argv[i]);
 			return -1;
 		}
 	}
 	if (!a->scenario) {
 		nl_cli_error(CMD, "usage: numalot sim SCENARIO.json "
-				  "[--policy=P] [--seed=N] [--report=FILE] "
-				  "[--param KEY=VALUE ...]");
+				  "[--policy=P] [--os=MODE] [--seed=N] "
+				  "[--report=FILE] [--param KEY=VALUE ...]");
+		return -1;
+	}
+	if (a->o.os_set &&
+	    (a->run == NL_RUN_LINUX || a->run == NL_RUN_LINUX_NONUMA)) {
+		nl_cli_error(CMD,
+			     "--os does not apply to the %s baseline "
+			     "(it is an operating system model itself)",
+			     nl_run_name(a->run));
 		return -1;
 	}
 	return 0;
 }
 
-/* One domain per job of the scenario, each under the chosen policy. */
-static int add_jobs(struct nl_engine *e, struct nl_machine *m,
-		    const struct sim_args *a, int *jobs, int *njobs)
+/* The OS model a run has underneath. */
+static const char *os_name(const struct nl_scenario *sc,
+			   const struct sim_args *a)
 {
-	const struct nl_process_info *p;
-	size_t n;
-	int rc = m->ops->processes(m, &p, &n);
-
-	*njobs = 0;
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		int known = 0;
-		char name[32];
-		for (int k = 0; k < *njobs; k++)
-			known |= jobs[k] == p[i].job;
-		if (!known) {
-			snprintf(name, sizeof(name), "job %d", p[i].job);
-			rc = nl_engine_add_domain(e, p[i].job, name, a->policy,
-						  &a->params,
-						  a->seed + (uint64_t)p[i].job);
-			jobs[(*njobs)++] = p[i].job;
-		}
-		if (rc == 0)
-			rc = nl_engine_add_process(e, p[i].pid, p[i].job);
-	}
-	return rc;
+	if (a->run == NL_RUN_LINUX || a->run == NL_RUN_LINUX_NONUMA)
+		return nl_run_name(a->run);
+	return nl_os_mode_name(a->o.os_set ? a->o.os_mode : sc->os_mode);
 }
 
-static void print_table(struct nl_engine *e, struct nl_machine *m,
-			const struct sim_args *a, const int *jobs, int njobs)
+static void print_header(const struct nl_scenario *sc, const struct sim_args *a)
 {
-	const struct nl_process_info *p;
-	size_t n;
-	double makespan = 0;
-	int unfinished = 0;
-	struct nl_engine_summary tot = {0}, s;
+	const struct nl_topology *topo = nl_scenario_topology(sc);
 
-	printf("numalot sim: %s, policy %s, seed %" PRIu64 "\n", a->scenario,
-	       nl_policy_name(a->policy), a->seed);
-	printf("machine: %d NUMA nodes, %d CPUs (%s)\n", m->topo->nnodes,
-	       m->topo->ncpus, m->topo->source);
+	printf("numalot sim: %s, policy %s, seed %" PRIu64 ", os %s\n",
+	       a->scenario, nl_run_name(a->run), a->seed, os_name(sc, a));
+	printf("machine: %d NUMA nodes, %d CPUs (%s)\n", topo->nnodes,
+	       topo->ncpus, topo->source);
 	printf("%-24s %7s %8s %13s\n", "process", "pid", "threads",
 	       "completion_s");
-	if (m->ops->processes(m, &p, &n) == 0)
-		for (size_t i = 0; i < n; i++) {
-			if (p[i].end_s < 0) {
-				printf("%-24s %7d %8d %13s\n", p[i].name,
-				       p[i].pid, p[i].threads_seen,
-				       "unfinished");
-				unfinished++;
-				continue;
-			}
-			printf("%-24s %7d %8d %13.3f\n", p[i].name, p[i].pid,
-			       p[i].threads_seen, p[i].end_s);
-			if (p[i].end_s > makespan)
-				makespan = p[i].end_s;
-		}
-	for (int k = 0; k < njobs; k++)
-		if (nl_engine_summary(e, jobs[k], &s) == 0) {
-			tot.periods += s.periods;
-			tot.migrations += s.migrations;
-			tot.swaps += s.swaps;
-			tot.rollbacks += s.rollbacks;
-			tot.skips += s.skips;
-		}
-	if (unfinished)
-		printf("stopped at %.3f s (duration_s) with %d process%s "
-		       "unfinished\n",
-		       m->ops->now(m), unfinished, unfinished > 1 ? "es" : "");
-	printf("makespan_s %.3f  periods %d  migrations %d  swaps %d  "
-	       "rollbacks %d  skips %d\n",
-	       unfinished ? m->ops->now(m) : makespan, tot.periods, tot.migrations, tot.swaps, tot.rollbacks,
-	       tot.skips);
 }
 
-static int write_report(struct nl_engine *e, const char *path,
-			const int *jobs, int njobs)
+/* Process lines and the stop line. */
+static void print_processes(const struct nl_scenario *sc,
+			    const struct nl_run_result *r)
+{
+	for (int i = 0; i < r->nprocs; i++) {
+		const struct nl_proc_spec *ps = &sc->procs[i];
+		int pid = 1000 * (i + 1);
+
+		if (r->end_s[i] < 0)
+			printf("%-24s %7d %8d %13s\n", ps->name, pid,
+			       ps->nthreads, "unfinished");
+		else
+			printf("%-24s %7d %8d %13.3f\n", ps->name, pid,
+			       ps->nthreads, r->end_s[i]);
+	}
+	if (r->unfinished)
+		printf("stopped at %.3f s (duration_s) with %d process%s "
+		       "unfinished\n",
+		       r->stop_s, r->unfinished, r->unfinished > 1 ? "es" : "");
+}
+
+static void print_os_line(const struct nl_run_result *r)
+{
+	printf("os thread moves %d  pages migrated %.1f MiB\n",
+	       r->os_migrations, r->pages_migrated_bytes / (1 << 20));
+}
+
+/* The jobs of the scenario, each once (domain ids). */
+static int scenario_jobs(const struct nl_scenario *sc, int *jobs)
+{
+	int n = 0;
+
+	for (int i = 0; i < sc->nprocs; i++) {
+		int known = 0;
+		for (int k = 0; k < n; k++)
+			known |= jobs[k] == sc->procs[i].job;
+		if (!known)
+			jobs[n++] = sc->procs[i].job;
+	}
+	return n;
+}
+
+static int write_engine_report(struct nl_engine *e, const char *path,
+			       const int *jobs, int njobs)
 {
 	struct json_object *r;
 	int rc;
@@ -177,7 +188,8 @@ static int write_report(struct nl_engine *e, const char *path,
 		struct json_object *list = json_object_new_array();
 		r = json_object_new_object();
 		for (int k = 0; k < njobs; k++)
-			json_object_array_add(list, nl_engine_report(e, jobs[k]));
+			json_object_array_add(list,
+					      nl_engine_report(e, jobs[k]));
 		json_object_object_add(r, "reports", list);
 	}
 	rc = nl_cli_write_json(CMD, path, r);
@@ -185,48 +197,151 @@ static int write_report(struct nl_engine *e, const char *path,
 	return rc;
 }
 
+static int sim_engine(const struct nl_scenario *sc, const struct sim_args *a,
+		      enum nl_policy_kind pk)
+{
+	struct nl_machine *m = NULL;
+	struct nl_engine *e = NULL;
+	struct nl_engine_summary tot = {0}, s;
+	struct nl_run_result r = {0};
+	int *jobs = calloc((size_t)sc->nprocs + 1, sizeof(int));
+	int njobs, rc, status = NL_EXIT_FAIL;
+	char err[1024] = "";
+
+	if (!jobs)
+		return NL_EXIT_FAIL;
+	njobs = scenario_jobs(sc, jobs);
+	rc = nl_run_engine(sc, pk, &a->o, a->seed, &m, &e, err, sizeof(err));
+	if (rc == 0)
+		rc = nl_run_result_fill(m, e, &r);
+	if (rc < 0) {
+		nl_cli_error(CMD, "%s", *err ? err : strerror(-rc));
+		status = rc == -EINVAL ? NL_EXIT_USAGE : NL_EXIT_FAIL;
+		goto out;
+	}
+	print_header(sc, a);
+	print_processes(sc, &r);
+	for (int k = 0; k < njobs; k++)
+		if (nl_engine_summary(e, jobs[k], &s) == 0) {
+			tot.periods += s.periods;
+			tot.migrations += s.migrations;
+			tot.swaps += s.swaps;
+			tot.rollbacks += s.rollbacks;
+			tot.skips += s.skips;
+		}
+	printf("makespan_s %.3f  periods %d  migrations %d  swaps %d  "
+	       "rollbacks %d  skips %d\n",
+	       r.makespan_s, tot.periods, tot.migrations, tot.swaps,
+	       tot.rollbacks, tot.skips);
+	print_os_line(&r);
+	status = NL_EXIT_OK;
+	if (a->report && write_engine_report(e, a->report, jobs, njobs) < 0)
+		status = NL_EXIT_FAIL;
+out:
+	nl_run_result_free(&r);
+	nl_engine_free(e);
+	nl_machine_destroy(m);
+	free(jobs);
+	return status;
+}
+
+/* A baseline's report: what a bench run records, and its placement. */
+static int write_baseline_report(const struct nl_scenario *sc,
+				 const struct sim_args *a,
+				 const struct nl_run_result *r)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *procs = json_object_new_array();
+	struct json_object *place = json_object_new_array();
+	int rc;
+
+	json_object_object_add(o, "scenario",
+			       json_object_new_string(nl_scenario_name(sc)));
+	json_object_object_add(o, "policy",
+			       json_object_new_string(nl_run_name(a->run)));
+	json_object_object_add(o, "seed", json_object_new_uint64(a->seed));
+	json_object_object_add(o, "os", json_object_new_string(os_name(sc, a)));
+	for (int i = 0; i < r->nprocs; i++) {
+		struct json_object *p = json_object_new_object();
+		json_object_object_add(
+			p, "name", json_object_new_string(sc->procs[i].name));
+		json_object_object_add(p, "start_s",
+				       json_object_new_double(r->start_s[i]));
+		json_object_object_add(
+			p, "end_s",
+			r->end_s[i] < 0 ? NULL
+					: json_object_new_double(r->end_s[i]));
+		json_object_object_add(
+			p, "completion_s",
+			r->end_s[i] < 0 ? NULL
+					: json_object_new_double(
+						  r->end_s[i] - r->start_s[i]));
+		json_object_array_add(procs, p);
+	}
+	json_object_object_add(o, "processes", procs);
+	json_object_object_add(o, "makespan_s",
+			       json_object_new_double(r->makespan_s));
+	json_object_object_add(o, "mean_completion_s",
+			       json_object_new_double(r->mean_completion_s));
+	json_object_object_add(o, "unfinished",
+			       json_object_new_int(r->unfinished));
+	json_object_object_add(o, "os_migrations",
+			       json_object_new_int(r->os_migrations));
+	json_object_object_add(o, "pages_migrated_bytes",
+			       json_object_new_double(r->pages_migrated_bytes));
+	for (int x = 0; x < r->nthreads; x++)
+		json_object_array_add(place,
+				      json_object_new_int(r->final_cpu[x]));
+	json_object_object_add(o, "final_cpu", place);
+	rc = nl_cli_write_json(CMD, a->report, o);
+	json_object_put(o);
+	return rc;
+}
+
+static int sim_baseline(const struct nl_scenario *sc, const struct sim_args *a)
+{
+	struct nl_runs *rs = NULL;
+	const struct nl_run_result *r;
+	char err[1024] = "";
+	int rc = nl_runs_create(sc, a->seed, &a->o, &rs), status = NL_EXIT_OK;
+
+	if (rc == 0)
+		rc = nl_runs_get(rs, a->run, &r, err, sizeof(err));
+	if (rc < 0) {
+		nl_cli_error(CMD, "%s", *err ? err : strerror(-rc));
+		nl_runs_free(rs);
+		return rc == -EINVAL ? NL_EXIT_USAGE : NL_EXIT_FAIL;
+	}
+	print_header(sc, a);
+	print_processes(sc, r);
+	printf("makespan_s %.3f  mean_completion_s %.3f\n", r->makespan_s,
+	       r->mean_completion_s);
+	print_os_line(r);
+	if (a->report && write_baseline_report(sc, a, r) < 0)
+		status = NL_EXIT_FAIL;
+	nl_runs_free(rs);
+	return status;
+}
+
 int nl_cmd_sim(int argc, char **argv)
 {
 	struct sim_args a = {0};
 	struct nl_scenario *sc = NULL;
-	struct nl_machine *m = NULL;
-	struct nl_engine *e = NULL;
+	enum nl_policy_kind pk;
 	char err[1024];
-	int *jobs = NULL, njobs = 0, rc, status = NL_EXIT_FAIL;
-	size_t nproc;
-	const struct nl_process_info *p;
+	int rc, status;
 
 	if (parse_args(argc, argv, &a) < 0)
 		return NL_EXIT_USAGE;
 	rc = nl_scenario_load(a.scenario, &sc, err, sizeof(err));
-	if (rc == 0)
-		rc = nl_sim_create(sc, a.seed, &m, err, sizeof(err));
 	if (rc < 0) {
 		nl_cli_error(CMD, "%s", err);
-		nl_scenario_free(sc);
 		return rc == -ENOMEM ? NL_EXIT_FAIL : NL_EXIT_USAGE;
 	}
-	rc = m->ops->processes(m, &p, &nproc);
-	jobs = calloc(nproc + 1, sizeof(int));
-	if (rc == 0 && jobs)
-		rc = nl_engine_create(m, &e);
-	if (rc == 0 && e)
-		rc = add_jobs(e, m, &a, jobs, &njobs);
-	if (rc == 0 && e)
-		rc = nl_engine_run(e);
-	if (rc < 0 || !jobs) {
-		nl_cli_error(CMD, "simulation failed: %s",
-			     strerror(rc < 0 ? -rc : ENOMEM));
-		goto out;
-	}
-	print_table(e, m, &a, jobs, njobs);
-	status = NL_EXIT_OK;
-	if (a.report && write_report(e, a.report, jobs, njobs) < 0)
-		status = NL_EXIT_FAIL;
-out:
-	nl_engine_free(e);
-	nl_machine_destroy(m);
+	if (nl_run_engine_policy(a.run, &pk))
+		status = sim_engine(sc, &a, pk);
+	else
+		status = sim_baseline(sc, &a);
 	nl_scenario_free(sc);
-	free(jobs);
 	return status;
 }

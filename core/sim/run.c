@@ -1,0 +1,471 @@
+/*
+ * numalot: a scenario under a policy or a baseline (run.h), and the set of
+ * runs of one scenario and seed that the baselines build on.
+ */
+#include "run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "machine.h"
+#include "scenario.h"
+#include "search.h"
+
+/*
+ * Evaluations per climb, a bound so that a search always ends quickly
+ * (an evaluation takes some 10 us for 64 threads on 8 nodes). The climbs
+ * of the scenario set settle in under 2000. docs/machine-model.md.
+ */
+#define SEARCH_EVALS 20000
+/* The machine's clock advances by this much per wait of a baseline. */
+#define WAIT_S 1.0
+
+static const char *const run_names[NL_RUN_COUNT] = {
+	[NL_RUN_IMAR2] = "imar2",
+	[NL_RUN_LBMA] = "lbma",
+	[NL_RUN_MONITOR] = "monitor",
+	[NL_RUN_STATIC] = "static",
+	[NL_RUN_LINUX] = "linux",
+	[NL_RUN_LINUX_NONUMA] = "linux-nonuma",
+	[NL_RUN_BEST_STATIC] = "best-static",
+	[NL_RUN_IDEAL_LOCALITY] = "ideal-locality",
+};
+
+const char *nl_run_name(enum nl_run_kind k)
+{
+	return (unsigned)k < NL_RUN_COUNT ? run_names[k] : "?";
+}
+
+int nl_run_from_name(const char *name, enum nl_run_kind *k)
+{
+	for (int i = 0; name && i < NL_RUN_COUNT; i++)
+		if (strcmp(name, run_names[i]) == 0) {
+			*k = (enum nl_run_kind)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *nl_run_names(void)
+{
+	return "imar2, lbma, monitor, static, linux, linux-nonuma, "
+	       "best-static, ideal-locality";
+}
+
+int nl_run_engine_policy(enum nl_run_kind k, enum nl_policy_kind *p)
+{
+	switch (k) {
+	case NL_RUN_IMAR2:
+		*p = NL_POLICY_IMAR2;
+		return 1;
+	case NL_RUN_LBMA:
+		*p = NL_POLICY_LBMA;
+		return 1;
+	case NL_RUN_MONITOR:
+		*p = NL_POLICY_MONITOR;
+		return 1;
+	case NL_RUN_STATIC:
+		*p = NL_POLICY_STATIC;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+void nl_run_opts_default(struct nl_run_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	nl_policy_params_default(&o->params);
+	o->search_evals = SEARCH_EVALS;
+}
+
+void nl_run_result_free(struct nl_run_result *r)
+{
+	if (!r)
+		return;
+	free(r->start_s);
+	free(r->end_s);
+	free(r->final_cpu);
+	memset(r, 0, sizeof(*r));
+}
+
+static void machine_opts(const struct nl_run_opts *o, struct nl_model_opts *mo)
+{
+	memset(mo, 0, sizeof(*mo));
+	mo->os_set = o->os_set;
+	mo->os_mode = o->os_mode;
+}
+
+int nl_run_engine(const struct nl_scenario *sc, enum nl_policy_kind k,
+		  const struct nl_run_opts *o, uint64_t seed,
+		  struct nl_machine **m, struct nl_engine **e, char *err,
+		  size_t errlen)
+{
+	const struct nl_process_info *p;
+	struct nl_model_opts mo;
+	int *jobs = NULL, njobs = 0, rc;
+	size_t n;
+
+	*e = NULL;
+	machine_opts(o, &mo);
+	rc = nl_sim_create_opts(sc, seed, &mo, m, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = (*m)->ops->processes(*m, &p, &n);
+	if (rc == 0)
+		rc = nl_engine_create(*m, e);
+	jobs = calloc(n + 1, sizeof(int));
+	if (!jobs)
+		rc = -ENOMEM;
+	/* One domain per job of the scenario, each under the policy. */
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		int known = 0;
+		char name[32];
+
+		for (int j = 0; j < njobs; j++)
+			known |= jobs[j] == p[i].job;
+		if (!known) {
+			snprintf(name, sizeof(name), "job %d", p[i].job);
+			rc = nl_engine_add_domain(*e, p[i].job, name, k,
+						  &o->params,
+						  seed + (uint64_t)p[i].job);
+			jobs[njobs++] = p[i].job;
+		}
+		if (rc == 0)
+			rc = nl_engine_add_process(*e, p[i].pid, p[i].job);
+	}
+	free(jobs);
+	if (rc == 0)
+		rc = nl_engine_run(*e);
+	if (rc < 0 && err && errlen)
+		snprintf(err, errlen, "simulation failed: %s", strerror(-rc));
+	return rc;
+}
+
+/* Thread moves numalot made: a swap moves two threads. */
+static int engine_moves(struct nl_engine *e, const struct nl_process_info *p,
+			size_t n)
+{
+	int moves = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct nl_engine_summary s;
+		int seen = 0;
+
+		for (size_t j = 0; j < i; j++)
+			seen |= p[j].job == p[i].job;
+		if (!seen && nl_engine_summary(e, p[i].job, &s) == 0)
+			moves += s.migrations + 2 * s.swaps + s.rollbacks;
+	}
+	return moves;
+}
+
+int nl_run_result_fill(struct nl_machine *m, struct nl_engine *e,
+		       struct nl_run_result *r)
+{
+	struct nl_model *md = nl_sim_model(m);
+	const struct nl_process_info *p;
+	double now = m->ops->now(m), sum = 0;
+	size_t n;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!md)
+		return -EINVAL;
+	rc = m->ops->processes(m, &p, &n);
+	if (rc < 0)
+		return rc;
+	r->nprocs = (int)n;
+	r->nthreads = md->nthreads;
+	r->start_s = calloc(n + 1, sizeof(double));
+	r->end_s = calloc(n + 1, sizeof(double));
+	r->final_cpu = calloc((size_t)md->nthreads + 1, sizeof(int));
+	if (!r->start_s || !r->end_s || !r->final_cpu) {
+		nl_run_result_free(r);
+		return -ENOMEM;
+	}
+	r->stop_s = now;
+	for (size_t i = 0; i < n; i++) {
+		double end = p[i].end_s >= 0 ? p[i].end_s : now;
+
+		r->start_s[i] = p[i].start_s;
+		r->end_s[i] = p[i].end_s;
+		if (p[i].end_s < 0)
+			r->unfinished++;
+		if (end > r->makespan_s)
+			r->makespan_s = end;
+		sum += end - r->start_s[i];
+	}
+	r->mean_completion_s = n ? sum / (double)n : 0;
+	for (int x = 0; x < md->nthreads; x++)
+		r->final_cpu[x] = md->threads[x].cpu;
+	r->migrations = e ? engine_moves(e, p, n) : 0;
+	r->os_migrations = md->os_moves;
+	r->pages_migrated_bytes = md->pages_migrated_bytes;
+	return 0;
+}
+
+/* A run without the engine: the OS alone, maybe on a fixed placement. */
+static int run_plain(const struct nl_scenario *sc, uint64_t seed,
+		     const struct nl_model_opts *mo, struct nl_run_result *r,
+		     char *err, size_t errlen)
+{
+	struct nl_machine *m;
+	int rc = nl_sim_create_opts(sc, seed, mo, &m, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	while ((rc = m->ops->wait(m, WAIT_S)) > 0)
+		;
+	if (rc == 0)
+		rc = nl_run_result_fill(m, NULL, r);
+	nl_machine_destroy(m);
+	return rc;
+}
+
+struct nl_runs {
+	const struct nl_scenario *sc;
+	uint64_t seed;
+	struct nl_run_opts o;
+	int done[NL_RUN_COUNT];
+	struct nl_run_result res[NL_RUN_COUNT];
+};
+
+int nl_runs_create(const struct nl_scenario *sc, uint64_t seed,
+		   const struct nl_run_opts *o, struct nl_runs **out)
+{
+	struct nl_runs *rs = calloc(1, sizeof(*rs));
+
+	*out = NULL;
+	if (!rs)
+		return -ENOMEM;
+	rs->sc = sc;
+	rs->seed = seed;
+	if (o)
+		rs->o = *o;
+	else
+		nl_run_opts_default(&rs->o);
+	if (rs->o.search_evals < 1)
+		rs->o.search_evals = SEARCH_EVALS;
+	*out = rs;
+	return 0;
+}
+
+void nl_runs_free(struct nl_runs *rs)
+{
+	if (!rs)
+		return;
+	for (int k = 0; k < NL_RUN_COUNT; k++)
+		nl_run_result_free(&rs->res[k]);
+	free(rs);
+}
+
+/* a is better than b: shorter makespan, then shorter mean completion. */
+static int better(const struct nl_run_result *a, const struct nl_run_result *b)
+{
+	if (a->makespan_s != b->makespan_s)
+		return a->makespan_s < b->makespan_s;
+	return a->mean_completion_s < b->mean_completion_s;
+}
+
+/* Move src into dst (dst freed first). */
+static void take(struct nl_run_result *dst, struct nl_run_result *src)
+{
+	nl_run_result_free(dst);
+	*dst = *src;
+	memset(src, 0, sizeof(*src));
+}
+
+/*
+ * Climb from each start and run each distinct result pinned from its
+ * start (data as the scenario says, or on the threads' nodes when ideal);
+ * keep the best run in *best, which may already hold a candidate.
+ */
+static int climb_and_run(struct nl_runs *rs, int ideal, int *const *starts,
+			 int nstarts, struct nl_run_result *best, char *err,
+			 size_t errlen)
+{
+	int n = 0, rc = 0;
+	int **seen = calloc((size_t)nstarts + 1, sizeof(int *));
+	size_t bytes;
+	struct nl_model_opts mo;
+
+	if (!seen)
+		return -ENOMEM;
+	for (int i = 0; i < rs->sc->nprocs; i++)
+		n += rs->sc->procs[i].nthreads;
+	bytes = sizeof(int) * (size_t)n;
+	machine_opts(&rs->o, &mo);
+	mo.ideal_locality = ideal;
+	for (int s = 0; s < nstarts && rc == 0; s++) {
+		struct nl_run_result r;
+		double cost;
+		int dup = 0;
+
+		seen[s] = malloc(bytes + sizeof(int));
+		if (!seen[s]) {
+			rc = -ENOMEM;
+			break;
+		}
+		memcpy(seen[s], starts[s], bytes);
+		rc = nl_search_climb(rs->sc, ideal, rs->o.search_evals, seen[s],
+				     &cost, NULL);
+		for (int j = 0; rc == 0 && j < s && !dup; j++)
+			dup = memcmp(seen[j], seen[s], bytes) == 0;
+		if (rc < 0 || dup)
+			continue;
+		mo.start_cpu = seen[s];
+		rc = run_plain(rs->sc, rs->seed, &mo, &r, err, errlen);
+		if (rc == 0 && (!best->end_s || better(&r, best)))
+			take(best, &r);
+		nl_run_result_free(&r);
+	}
+	for (int s = 0; s < nstarts; s++)
+		free(seen[s]);
+	free(seen);
+	return rc;
+}
+
+static int copy_result(struct nl_run_result *dst,
+		       const struct nl_run_result *src)
+{
+	size_t np = (size_t)src->nprocs + 1, nt = (size_t)src->nthreads + 1;
+
+	*dst = *src;
+	dst->start_s = malloc(np * sizeof(double));
+	dst->end_s = malloc(np * sizeof(double));
+	dst->final_cpu = malloc(nt * sizeof(int));
+	if (!dst->start_s || !dst->end_s || !dst->final_cpu) {
+		nl_run_result_free(dst);
+		return -ENOMEM;
+	}
+	memcpy(dst->start_s, src->start_s, np * sizeof(double));
+	memcpy(dst->end_s, src->end_s, np * sizeof(double));
+	memcpy(dst->final_cpu, src->final_cpu, nt * sizeof(int));
+	return 0;
+}
+
+/*
+ * best-static: climbs from static's placement (fork balancing, pinned),
+ * the final placements of imar2, lbma and linux, and two packed ones
+ * (processes in order and in reverse);
+ * the static run itself is a candidate too (it is a fixed placement), so
+ * best-static is never worse than static.
+ */
+static int run_best_static(struct nl_runs *rs, struct nl_run_result *out,
+			   char *err, size_t errlen)
+{
+	static const enum nl_run_kind from[] = {NL_RUN_STATIC, NL_RUN_IMAR2,
+						NL_RUN_LBMA, NL_RUN_LINUX};
+	const struct nl_run_result *r;
+	int *starts[6], *packed[2] = {NULL, NULL}, rc = 0, ns = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]) && rc == 0; i++) {
+		rc = nl_runs_get(rs, from[i], &r, err, errlen);
+		if (rc == 0)
+			starts[ns++] = r->final_cpu;
+	}
+	if (rc < 0)
+		return rc;
+	rc = nl_runs_get(rs, NL_RUN_STATIC, &r, err, errlen);
+	if (rc == 0)
+		rc = copy_result(out, r);
+	if (rc < 0)
+		return rc;
+	out->migrations = 0;
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		packed[i] = calloc((size_t)r->nthreads + 1, sizeof(int));
+		rc = packed[i] ? nl_search_packed(rs->sc, i, packed[i])
+			       : -ENOMEM;
+		starts[ns++] = packed[i];
+	}
+	if (rc == 0)
+		rc = climb_and_run(rs, 0, starts, ns, out, err, errlen);
+	free(packed[0]);
+	free(packed[1]);
+	return rc;
+}
+
+/*
+ * ideal-locality: climbs, with data on every thread's node, from
+ * best-static's placement and a packed one; best-static itself is a
+ * candidate too (an ideal memory placement may leave data where it is),
+ * so ideal-locality is never worse than best-static.
+ */
+static int run_ideal(struct nl_runs *rs, struct nl_run_result *out, char *err,
+		     size_t errlen)
+{
+	const struct nl_run_result *bs;
+	int *starts[2], rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = nl_runs_get(rs, NL_RUN_BEST_STATIC, &bs, err, errlen);
+	if (rc == 0)
+		rc = copy_result(out, bs);
+	if (rc < 0)
+		return rc;
+	starts[0] = bs->final_cpu;
+	starts[1] = calloc((size_t)bs->nthreads + 1, sizeof(int));
+	if (!starts[1])
+		return -ENOMEM;
+	rc = nl_search_packed(rs->sc, 0, starts[1]);
+	if (rc == 0)
+		rc = climb_and_run(rs, 1, starts, 2, out, err, errlen);
+	free(starts[1]);
+	return rc;
+}
+
+int nl_runs_get(struct nl_runs *rs, enum nl_run_kind k,
+		const struct nl_run_result **out, char *err, size_t errlen)
+{
+	struct nl_run_result r;
+	struct nl_model_opts mo;
+	enum nl_policy_kind pk;
+	int rc;
+
+	if (err && errlen)
+		*err = 0;
+	if ((unsigned)k >= NL_RUN_COUNT)
+		return -EINVAL;
+	if (rs->done[k]) {
+		*out = &rs->res[k];
+		return 0;
+	}
+	memset(&r, 0, sizeof(r));
+	if (nl_run_engine_policy(k, &pk)) {
+		struct nl_machine *m = NULL;
+		struct nl_engine *e = NULL;
+
+		rc = nl_run_engine(rs->sc, pk, &rs->o, rs->seed, &m, &e, err,
+				   errlen);
+		if (rc == 0)
+			rc = nl_run_result_fill(m, e, &r);
+		nl_engine_free(e);
+		nl_machine_destroy(m);
+	} else if (k == NL_RUN_LINUX || k == NL_RUN_LINUX_NONUMA) {
+		memset(&mo, 0, sizeof(mo));
+		mo.os_set = 1;
+		mo.os_mode =
+			k == NL_RUN_LINUX ? NL_OS_LINUX : NL_OS_LINUX_NONUMA;
+		rc = run_plain(rs->sc, rs->seed, &mo, &r, err, errlen);
+	} else if (k == NL_RUN_BEST_STATIC) {
+		rc = run_best_static(rs, &r, err, errlen);
+	} else {
+		rc = run_ideal(rs, &r, err, errlen);
+	}
+	if (rc < 0) {
+		nl_run_result_free(&r);
+		if (err && errlen && !*err)
+			snprintf(err, errlen, "%s: %s", nl_run_name(k),
+				 strerror(-rc));
+		return rc;
+	}
+	rs->res[k] = r;
+	rs->done[k] = 1;
+	*out = &rs->res[k];
+	return 0;
+}
