@@ -8,6 +8,7 @@
 enum { NL_EXIT_OK = 0, NL_EXIT_FAIL = 1, NL_EXIT_USAGE = 2 };
 
 int nl_cmd_sim(int argc, char **argv);
+int nl_cmd_bench(int argc, char **argv);
 int nl_cmd_run(int argc, char **argv);
 int nl_cmd_attach(int argc, char **argv);
 int nl_cmd_info(int argc, char **argv);

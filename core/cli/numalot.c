@@ -82,9 +82,15 @@ static void usage(FILE *f)
 		"usage: numalot COMMAND [OPTIONS]\n"
 		"\n"
 		"commands:\n"
-		"  sim SCENARIO.json [--policy=P] [--seed=N] [--report=FILE]\n"
-		"                    [--param KEY=VALUE ...]\n"
-		"      run a scenario on the simulated NUMA node\n"
+		"  sim SCENARIO.json [--policy=P] [--os=MODE] [--seed=N]\n"
+		"                    [--report=FILE] [--param KEY=VALUE ...]\n"
+		"      run a scenario on the simulated NUMA node under a policy\n"
+		"      or a baseline (linux, linux-nonuma, best-static,\n"
+		"      ideal-locality); MODE: linux (default), linux-nonuma, none\n"
+		"  bench [--policies=LIST] [--seeds=N] [--jobs=N] [--json=FILE]\n"
+		"        [--svg=FILE] [--param KEY=VALUE] [SCENARIO|FOLDER ...]\n"
+		"      every scenario (default etc/scenarios/set/) under every\n"
+		"      policy and baseline, compared with linux\n"
 		"  run [OPTIONS] -- CMD [ARGS]\n"
 		"      start CMD and manage its threads until it exits\n"
 		"  attach [OPTIONS] PID...\n"
@@ -116,6 +122,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "sim") == 0)
 		return nl_cmd_sim(argc - 1, argv + 1);
+	if (strcmp(argv[1], "bench") == 0)
+		return nl_cmd_bench(argc - 1, argv + 1);
 	if (strcmp(argv[1], "run") == 0)
 		return nl_cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "attach") == 0)
@@ -138,7 +146,7 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return NL_EXIT_OK;
 	}
-	fprintf(stderr, "numalot: unknown command \"%s\" (valid: sim, run, attach, info, "
+	fprintf(stderr, "numalot: unknown command \"%s\" (valid: sim, bench, run, attach, info, "
 			"status, request, report, version, help)\n",
 		argv[1]);
 	return NL_EXIT_USAGE;

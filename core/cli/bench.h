@@ -1,0 +1,76 @@
+/*
+ * numalot bench: every scenario under every policy and baseline, several
+ * seeds (docs/evaluation.md). Shared by cmd_bench.c (running),
+ * bench_out.c (table, JSON) and bench_svg.c (chart).
+ */
+#ifndef NUMALOT_CLI_BENCH_H
+#define NUMALOT_CLI_BENCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "run.h"
+
+struct nl_scenario;
+
+/* One run as the bench keeps it. */
+struct nl_bench_run {
+	double makespan_s;
+	double mean_completion_s;
+	double pages_migrated_bytes;
+	int unfinished;
+	int migrations;
+	int os_migrations;
+	double *start_s; /* [nprocs of the scenario] */
+	double *end_s;	 /* < 0: unfinished */
+};
+
+struct nl_bench {
+	int nscen, npol, nseeds;
+	struct nl_scenario **sc;
+	const char **files;	   /* as given */
+	enum nl_run_kind *pol;	   /* in column order */
+	int ilinux, ibest;	   /* columns of the references */
+	struct nl_bench_run *runs; /* [scenario][seed][policy] */
+	int jobs;
+	double wall_s;
+};
+
+static inline struct nl_bench_run *nl_bench_at(const struct nl_bench *b,
+					       int scen, int seed, int pol)
+{
+	return &b->runs[((size_t)scen * b->nseeds + seed) * b->npol + pol];
+}
+
+/* Seeds are 1..nseeds. */
+static inline uint64_t nl_bench_seed(int s)
+{
+	return (uint64_t)s + 1;
+}
+
+/* What a summary says about one policy, over every scenario and seed. */
+struct nl_bench_stats {
+	int n;
+	double mean, median, min, max;
+	double better_share; /* improvement > 0 */
+	double worse_share;  /* improvement < -2% */
+};
+
+/* Which figure: makespan or mean process completion time. */
+enum nl_bench_metric { NL_BENCH_MAKESPAN, NL_BENCH_MEAN_COMPLETION };
+
+/* (T_linux - T) / T_linux of one run. */
+double nl_bench_improvement(const struct nl_bench *b, int scen, int seed,
+			    int pol, enum nl_bench_metric m);
+/* (T - T_best-static) / T_best-static of one run (makespan). */
+double nl_bench_gap(const struct nl_bench *b, int scen, int seed, int pol);
+/* Improvements of pol over every scenario and seed (gap: gap instead). */
+int nl_bench_stats(const struct nl_bench *b, int pol, enum nl_bench_metric m,
+		   int gap, struct nl_bench_stats *out);
+
+void nl_bench_print(const struct nl_bench *b, FILE *f);
+/* 0, or -1 after printing why. */
+int nl_bench_write_json(const struct nl_bench *b, const char *path);
+int nl_bench_write_svg(const struct nl_bench *b, const char *path);
+
+#endif

@@ -1,0 +1,467 @@
+/*
+ * numalot bench: every scenario under every policy and baseline for several
+ * seeds, in parallel processes, then a table, a JSON file and a chart
+ * (docs/evaluation.md).
+ *
+ * The work is cut into units (one scenario and seed: every policy of it,
+ * since the baselines build on the policies' runs). Unit u goes to job
+ * u mod jobs; each job writes its results, exactly (hexadecimal floats),
+ * to a temporary file the parent reads back. A unit's results depend only
+ * on the scenario and the seed, so they do not depend on --jobs.
+ */
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "scenario.h"
+
+#define CMD "bench"
+/* The scenario set, relative to the current folder (docs/scenarios.md). */
+#define DEFAULT_SET "etc/scenarios/set"
+#define DEFAULT_POLICIES                                                       \
+	"imar2,lbma,static,linux-nonuma,best-static,ideal-locality"
+#define MAX_SEEDS 1000
+#define MAX_JOBS 64
+
+struct bench_args {
+	const char *policies;
+	const char *json;
+	const char *svg;
+	int nseeds;
+	int jobs;
+	struct nl_run_opts o;
+	char **files; /* scenario files, directories expanded */
+	int nfiles;
+};
+
+static int parse_count(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < lo || v > hi)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static int add_file(struct bench_args *a, const char *path)
+{
+	char **n = realloc(a->files, sizeof(*n) * ((size_t)a->nfiles + 1));
+
+	if (!n)
+		return -1;
+	a->files = n;
+	a->files[a->nfiles] = strdup(path);
+	return a->files[a->nfiles++] ? 0 : -1;
+}
+
+/* A folder stands for the *.json files in it, in name order. */
+static int add_path(struct bench_args *a, const char *path)
+{
+	struct stat st;
+	char pattern[PATH_MAX];
+	glob_t g;
+	int rc = 0;
+
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return add_file(a, path);
+	snprintf(pattern, sizeof(pattern), "%s/*.json", path);
+	if (glob(pattern, 0, NULL, &g) != 0) {
+		nl_cli_error(CMD, "no scenario (*.json) in %s", path);
+		return -1;
+	}
+	for (size_t i = 0; i < g.gl_pathc && rc == 0; i++)
+		rc = add_file(a, g.gl_pathv[i]);
+	globfree(&g);
+	return rc;
+}
+
+static int parse_args(int argc, char **argv, struct bench_args *a)
+{
+	const char *v;
+	int missing;
+
+	a->policies = DEFAULT_POLICIES;
+	a->nseeds = 5;
+	a->jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (a->jobs < 1)
+		a->jobs = 1;
+	if (a->jobs > MAX_JOBS)
+		a->jobs = MAX_JOBS;
+	nl_run_opts_default(&a->o);
+	for (int i = 1; i < argc; i++) {
+		if ((v = nl_cli_option("policies", argc, argv, &i, &missing))) {
+			a->policies = v;
+		} else if ((v = nl_cli_option("seeds", argc, argv, &i,
+					      &missing))) {
+			if (parse_count(v, 1, MAX_SEEDS, &a->nseeds) < 0) {
+				nl_cli_error(CMD,
+					     "--seeds wants a whole number "
+					     "from 1 to %d, not \"%s\"",
+					     MAX_SEEDS, v);
+				return -1;
+			}
+		} else if ((v = nl_cli_option("jobs", argc, argv, &i,
+					      &missing))) {
+			if (parse_count(v, 1, MAX_JOBS, &a->jobs) < 0) {
+				nl_cli_error(CMD,
+					     "--jobs wants a whole number from "
+					     "1 to %d, not \"%s\"",
+					     MAX_JOBS, v);
+				return -1;
+			}
+		} else if ((v = nl_cli_option("json", argc, argv, &i,
+					      &missing))) {
+			a->json = v;
+		} else if ((v = nl_cli_option("svg", argc, argv, &i,
+					      &missing))) {
+			a->svg = v;
+		} else if ((v = nl_cli_option("param", argc, argv, &i,
+					      &missing))) {
+			if (nl_cli_param(CMD, &a->o.params, v) < 0)
+				return -1;
+		} else if (missing) {
+			nl_cli_error(CMD, "%s wants a value", argv[i]);
+			return -1;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			nl_cli_error(
+				CMD,
+				"unknown option \"%s\" (valid: --policies, "
+				"--seeds, --jobs, --json, --svg, --param)",
+				argv[i]);
+			return -1;
+		} else if (add_path(a, argv[i]) < 0) {
+			return -1;
+		}
+	}
+	if (a->nfiles == 0) {
+		struct stat st;
+		if (stat(DEFAULT_SET, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			nl_cli_error(CMD,
+				     "no scenario given and no %s/ here "
+				     "(usage: numalot bench [OPTIONS] "
+				     "[SCENARIO.json|FOLDER ...])",
+				     DEFAULT_SET);
+			return -1;
+		}
+		return add_path(a, DEFAULT_SET);
+	}
+	return 0;
+}
+
+static int has_pol(const struct nl_bench *b, enum nl_run_kind k)
+{
+	for (int i = 0; i < b->npol; i++)
+		if (b->pol[i] == k)
+			return i;
+	return -1;
+}
+
+/* The listed policies, then linux and best-static if not listed. */
+static int parse_policies(const char *list, struct nl_bench *b)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	int rc = 0;
+
+	b->pol = calloc(NL_RUN_COUNT, sizeof(*b->pol));
+	if (!copy || !b->pol) {
+		free(copy);
+		return -1;
+	}
+	for (tok = strtok_r(copy, ",", &save); tok && rc == 0;
+	     tok = strtok_r(NULL, ",", &save)) {
+		enum nl_run_kind k;
+		if (nl_run_from_name(tok, &k) < 0) {
+			nl_cli_error(CMD, "unknown policy \"%s\" (valid: %s)",
+				     tok, nl_run_names());
+			rc = -1;
+		} else if (has_pol(b, k) < 0) {
+			b->pol[b->npol++] = k;
+		}
+	}
+	free(copy);
+	if (rc == 0 && b->npol == 0) {
+		nl_cli_error(CMD, "--policies is empty (valid: %s)",
+			     nl_run_names());
+		rc = -1;
+	}
+	if (rc == 0 && has_pol(b, NL_RUN_LINUX) < 0)
+		b->pol[b->npol++] = NL_RUN_LINUX;
+	if (rc == 0 && has_pol(b, NL_RUN_BEST_STATIC) < 0)
+		b->pol[b->npol++] = NL_RUN_BEST_STATIC;
+	b->ilinux = has_pol(b, NL_RUN_LINUX);
+	b->ibest = has_pol(b, NL_RUN_BEST_STATIC);
+	return rc;
+}
+
+static int load_scenarios(const struct bench_args *a, struct nl_bench *b)
+{
+	char err[1024];
+
+	b->sc = calloc((size_t)a->nfiles, sizeof(*b->sc));
+	b->files = calloc((size_t)a->nfiles, sizeof(*b->files));
+	if (!b->sc || !b->files)
+		return -ENOMEM;
+	for (int i = 0; i < a->nfiles; i++) {
+		int rc = nl_scenario_load(a->files[i], &b->sc[i], err,
+					  sizeof(err));
+		if (rc < 0) {
+			nl_cli_error(CMD, "%s", err);
+			return rc;
+		}
+		b->files[i] = a->files[i];
+		b->nscen++;
+	}
+	return 0;
+}
+
+static int copy_run(struct nl_bench_run *d, const struct nl_run_result *r)
+{
+	size_t n = (size_t)r->nprocs + 1;
+
+	d->makespan_s = r->makespan_s;
+	d->mean_completion_s = r->mean_completion_s;
+	d->pages_migrated_bytes = r->pages_migrated_bytes;
+	d->unfinished = r->unfinished;
+	d->migrations = r->migrations;
+	d->os_migrations = r->os_migrations;
+	d->start_s = malloc(n * sizeof(double));
+	d->end_s = malloc(n * sizeof(double));
+	if (!d->start_s || !d->end_s)
+		return -ENOMEM;
+	memcpy(d->start_s, r->start_s, n * sizeof(double));
+	memcpy(d->end_s, r->end_s, n * sizeof(double));
+	return 0;
+}
+
+/* Every policy of unit u (scenario u / nseeds, seed u % nseeds). */
+static int run_unit(struct nl_bench *b, const struct nl_run_opts *o, int u,
+		    char *err, size_t errlen)
+{
+	int scen = u / b->nseeds, seed = u % b->nseeds;
+	struct nl_runs *rs;
+	int rc = nl_runs_create(b->sc[scen], nl_bench_seed(seed), o, &rs);
+
+	for (int p = 0; p < b->npol && rc == 0; p++) {
+		const struct nl_run_result *r;
+		rc = nl_runs_get(rs, b->pol[p], &r, err, errlen);
+		if (rc == 0)
+			rc = copy_run(nl_bench_at(b, scen, seed, p), r);
+	}
+	nl_runs_free(rs);
+	return rc;
+}
+
+/* One line per run: "R u p makespan mean pages unf mig osmig start end..."
+ * with exact (hexadecimal) doubles. */
+static void write_unit(FILE *f, const struct nl_bench *b, int u)
+{
+	int scen = u / b->nseeds, seed = u % b->nseeds;
+
+	for (int p = 0; p < b->npol; p++) {
+		const struct nl_bench_run *r = nl_bench_at(b, scen, seed, p);
+		fprintf(f, "R %d %d %a %a %a %d %d %d", u, p, r->makespan_s,
+			r->mean_completion_s, r->pages_migrated_bytes,
+			r->unfinished, r->migrations, r->os_migrations);
+		for (int i = 0; i < b->sc[scen]->nprocs; i++)
+			fprintf(f, " %a %a", r->start_s[i], r->end_s[i]);
+		fputc('\n', f);
+	}
+}
+
+/* The next number of a result line into *v; -1 at its end. */
+static int next_number(char **save, double *v)
+{
+	char *tok = strtok_r(NULL, " \n", save);
+
+	if (!tok)
+		return -1;
+	*v = strtod(tok, NULL);
+	return 0;
+}
+
+static int read_line(struct nl_bench *b, char *line)
+{
+	char *save = NULL, *tok = strtok_r(line, " \n", &save);
+	struct nl_bench_run r = {0};
+	int scen, seed, np;
+	double v[8];
+
+	if (!tok || strcmp(tok, "R"))
+		return -1;
+	for (int i = 0; i < 8; i++)
+		if (next_number(&save, &v[i]) < 0)
+			return -1;
+	if (v[0] < 0 || v[0] >= b->nscen * b->nseeds || v[1] < 0 ||
+	    v[1] >= b->npol)
+		return -1;
+	scen = (int)v[0] / b->nseeds;
+	seed = (int)v[0] % b->nseeds;
+	np = b->sc[scen]->nprocs;
+	r.makespan_s = v[2];
+	r.mean_completion_s = v[3];
+	r.pages_migrated_bytes = v[4];
+	r.unfinished = (int)v[5];
+	r.migrations = (int)v[6];
+	r.os_migrations = (int)v[7];
+	r.start_s = calloc((size_t)np + 1, sizeof(double));
+	r.end_s = calloc((size_t)np + 1, sizeof(double));
+	for (int i = 0; r.start_s && r.end_s && i < np; i++)
+		if (next_number(&save, &r.start_s[i]) < 0 ||
+		    next_number(&save, &r.end_s[i]) < 0)
+			np = -1;
+	if (!r.start_s || !r.end_s || np < 0) {
+		free(r.start_s);
+		free(r.end_s);
+		return -1;
+	}
+	*nl_bench_at(b, scen, seed, (int)v[1]) = r;
+	return 0;
+}
+
+/* Run the units in jobs child processes and read their results back. */
+static int run_parallel(struct nl_bench *b, const struct nl_run_opts *o)
+{
+	int nunits = b->nscen * b->nseeds, rc = 0;
+	FILE **out = calloc((size_t)b->jobs, sizeof(*out));
+	pid_t *pid = calloc((size_t)b->jobs, sizeof(*pid));
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (!out || !pid) {
+		free(out);
+		free(pid);
+		return -1;
+	}
+	fflush(NULL);
+	for (int j = 0; j < b->jobs && rc == 0; j++) {
+		out[j] = tmpfile();
+		pid[j] = out[j] ? fork() : -1;
+		if (pid[j] < 0) {
+			nl_cli_error(CMD, "cannot start job %d: %m", j);
+			rc = -1;
+		} else if (pid[j] == 0) {
+			char err[1024] = "";
+			for (int u = j; u < nunits; u += b->jobs) {
+				if (run_unit(b, o, u, err, sizeof(err)) < 0) {
+					fprintf(stderr, "numalot %s: %s: %s\n",
+						CMD, b->files[u / b->nseeds],
+						err);
+					_exit(1);
+				}
+				write_unit(out[j], b, u);
+			}
+			_exit(fflush(out[j]) ? 1 : 0);
+		}
+	}
+	for (int j = 0; j < b->jobs; j++) {
+		int status;
+		if (pid[j] <= 0)
+			continue;
+		if (waitpid(pid[j], &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status)) {
+			if (rc == 0)
+				nl_cli_error(CMD, "job %d failed", j);
+			rc = -1;
+		}
+	}
+	for (int j = 0; j < b->jobs; j++) {
+		if (!out[j])
+			continue;
+		rewind(out[j]);
+		while (rc == 0 && getline(&line, &cap, out[j]) > 0)
+			if (read_line(b, line) < 0) {
+				nl_cli_error(CMD, "job %d: bad result line", j);
+				rc = -1;
+			}
+		fclose(out[j]);
+	}
+	free(line);
+	free(out);
+	free(pid);
+	return rc;
+}
+
+static int run_all(struct nl_bench *b, const struct nl_run_opts *o)
+{
+	int nunits = b->nscen * b->nseeds;
+	char err[1024] = "";
+
+	if (b->jobs > nunits)
+		b->jobs = nunits;
+	if (b->jobs > 1)
+		return run_parallel(b, o);
+	for (int u = 0; u < nunits; u++)
+		if (run_unit(b, o, u, err, sizeof(err)) < 0) {
+			nl_cli_error(CMD, "%s: %s", b->files[u / b->nseeds],
+				     err);
+			return -1;
+		}
+	return 0;
+}
+
+static void bench_free(struct nl_bench *b)
+{
+	if (b->runs)
+		for (size_t i = 0; i < (size_t)b->nscen * b->nseeds * b->npol;
+		     i++) {
+			free(b->runs[i].start_s);
+			free(b->runs[i].end_s);
+		}
+	free(b->runs);
+	for (int i = 0; b->sc && i < b->nscen; i++)
+		nl_scenario_free(b->sc[i]);
+	free(b->sc);
+	free(b->files);
+	free(b->pol);
+}
+
+int nl_cmd_bench(int argc, char **argv)
+{
+	struct bench_args a = {0};
+	struct nl_bench b = {0};
+	struct timespec t0, t1;
+	int status = NL_EXIT_USAGE;
+
+	if (parse_args(argc, argv, &a) < 0 ||
+	    parse_policies(a.policies, &b) < 0)
+		goto out;
+	if (load_scenarios(&a, &b) < 0)
+		goto out;
+	b.nseeds = a.nseeds;
+	b.jobs = a.jobs;
+	b.runs = calloc((size_t)b.nscen * b.nseeds * b.npol, sizeof(*b.runs));
+	status = NL_EXIT_FAIL;
+	if (!b.runs)
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (run_all(&b, &a.o) < 0)
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	b.wall_s = (double)(t1.tv_sec - t0.tv_sec) +
+		   (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	nl_bench_print(&b, stdout);
+	status = NL_EXIT_OK;
+	if (a.json && nl_bench_write_json(&b, a.json) < 0)
+		status = NL_EXIT_FAIL;
+	if (a.svg && nl_bench_write_svg(&b, a.svg) < 0)
+		status = NL_EXIT_FAIL;
+out:
+	bench_free(&b);
+	for (int i = 0; i < a.nfiles; i++)
+		free(a.files[i]);
+	free(a.files);
+	return status;
+}
