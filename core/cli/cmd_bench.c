@@ -132,6 +132,16 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 					      &missing))) {
 			if (nl_cli_param(CMD, &a->o.params, v) < 0)
 				return -1;
+		} else if ((v = nl_cli_option("os", argc, argv, &i,
+					      &missing))) {
+			if (nl_os_mode_from_name(v, &a->o.os_mode) < 0) {
+				nl_cli_error(CMD,
+					     "unknown operating system model "
+					     "\"%s\" (valid: %s)",
+					     v, nl_os_mode_names());
+				return -1;
+			}
+			a->o.os_set = 1;
 		} else if (missing) {
 			nl_cli_error(CMD, "%s wants a value", argv[i]);
 			return -1;

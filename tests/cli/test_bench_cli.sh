@@ -164,6 +164,13 @@ expect_usage_error "bad --seeds" "--seeds" bench --seeds=0 "$T/set"
 expect_usage_error "bad --jobs" "--jobs" bench --jobs=x "$T/set"
 expect_usage_error "unknown option" "--frobnicate" bench --frobnicate "$T/set"
 expect_usage_error "unknown parameter" "tickets.preferred" bench --param nope=1 "$T/set"
+expect_usage_error "unknown OS model" "linux, linux-nonuma, none" bench --os=dos "$T/set"
+"$N" bench --seeds=1 --jobs=1 --os=none --policies=static --json="$T/e.json" \
+	"$T/set/a-master.json" >/dev/null
+check "--os=none: no page migration under the policies" \
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"]
+assert all(x["pages_migrated_bytes"] == 0 for x in r if x["policy"] == "static")
+assert any(x["pages_migrated_bytes"] > 0 for x in r if x["policy"] == "linux")' "$T/e.json"
 
 # numalot sim with the baselines.
 S="$T/set/a-master.json"
