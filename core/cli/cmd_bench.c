@@ -398,6 +398,12 @@ static int run_parallel(struct nl_bench *b, const struct nl_run_opts *o)
 			}
 		fclose(out[j]);
 	}
+	/* Every run must have come back. */
+	for (size_t i = 0; rc == 0 && i < (size_t)nunits * b->npol; i++)
+		if (!b->runs[i].start_s) {
+			nl_cli_error(CMD, "a job's results are incomplete");
+			rc = -1;
+		}
 	free(line);
 	free(out);
 	free(pid);
