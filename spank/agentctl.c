@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@ static int hello(const char *sock)
 {
 	char *reply = NULL;
 	int rc = nl_proto_call(sock, "{\"v\":1,\"op\":\"hello\"}", &reply,
-			       CALL_TIMEOUT_MS);
+			       CALL_TIMEOUT_MS, NL_CALL_ROOT_AGENT);
 	if (rc == 0 && !strstr(reply, "\"ok\":true"))
 		rc = -EPROTO;
 	free(reply);
@@ -52,8 +53,7 @@ static int spawn_agent(const struct nl_site *s)
 	if (fork() != 0)
 		_exit(0);
 	/* No inherited descriptors: srun must not wait for the agent. */
-	for (int fd = 0; fd < 1024; fd++)
-		close(fd);
+	close_range(0, ~0U, 0);
 	int null = open("/dev/null", O_RDWR);
 	int log = s->log[0] ? open(s->log, O_WRONLY | O_CREAT | O_APPEND |
 						   O_NOFOLLOW,
@@ -166,7 +166,13 @@ int nl_agentctl_register(const struct nl_site *s, const struct nl_request *q,
 		snprintf(why, len, "out of memory");
 		return -1;
 	}
-	rc = nl_proto_call(s->socket, req, &reply, CALL_TIMEOUT_MS);
+	rc = nl_proto_call(s->socket, req, &reply, CALL_TIMEOUT_MS,
+			   NL_CALL_ROOT_AGENT);
+	/* The agent may have exited idle just after our hello: once more. */
+	if ((rc == -ECONNREFUSED || rc == -ENOENT) &&
+	    nl_agentctl_ensure(s, why, len) == 0)
+		rc = nl_proto_call(s->socket, req, &reply, CALL_TIMEOUT_MS,
+				   NL_CALL_ROOT_AGENT);
 	free(req);
 	if (rc < 0) {
 		snprintf(why, len, "the agent did not take task %d: %s",
@@ -179,32 +185,39 @@ int nl_agentctl_register(const struct nl_site *s, const struct nl_request *q,
 }
 
 /* Write text to path as uid/gid in a child: O_NOFOLLOW, never over a file
- * of someone else. Returns 0 or an errno. */
+ * of someone else, never blocking the step for long (a FIFO, a hung file
+ * system). Returns 0 or an errno. */
 static int write_as(const char *path, const char *text, uid_t uid, gid_t gid,
 		    const gid_t *groups, int ngroups)
 {
-	int pfd[2], err = 0;
+	int pfd[2], err = 0, st;
 	pid_t pid;
+	double end;
 
-	if (pipe(pfd) < 0)
+	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return errno;
 	pid = fork();
-	if (pid < 0)
-		return errno;
+	if (pid < 0) {
+		err = errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return err;
+	}
 	if (pid == 0) {
 		close(pfd[0]);
 		if (setgroups((size_t)(ngroups > 0 ? ngroups : 0), groups) < 0 ||
-		    setgid(gid) < 0 || setuid(uid) < 0)
-			err = errno ? errno : EPERM;
+		    setgid(gid) < 0 || setuid(uid) < 0 ||
+		    (uid != 0 && setuid(0) == 0))
+			err = EPERM;
 		int fd = err ? -1 : open(path, O_WRONLY | O_CREAT | O_NOFOLLOW |
-						       O_CLOEXEC,
+						       O_NONBLOCK | O_CLOEXEC,
 					 0644);
-		struct stat st;
+		struct stat sb;
 		if (!err && fd < 0)
 			err = errno;
-		else if (!err && (fstat(fd, &st) < 0 || st.st_uid != uid ||
-				  !S_ISREG(st.st_mode)))
-			err = EEXIST; /* someone else's file: leave it */
+		else if (!err && (fstat(fd, &sb) < 0 || sb.st_uid != uid ||
+				  !S_ISREG(sb.st_mode)))
+			err = EEXIST; /* someone else's, or not a file */
 		if (!err && (ftruncate(fd, 0) < 0 ||
 			     write(fd, text, strlen(text)) < 0))
 			err = errno;
@@ -213,11 +226,20 @@ static int write_as(const char *path, const char *text, uid_t uid, gid_t gid,
 		_exit(0);
 	}
 	close(pfd[1]);
+	/* Ten seconds at most, then the writer is killed. */
+	end = nl_mono_s() + 10;
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		if (nl_mono_s() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			close(pfd[0]);
+			return ETIMEDOUT;
+		}
+		usleep(10000);
+	}
 	if (read(pfd[0], &err, sizeof(err)) != sizeof(err))
 		err = EIO;
 	close(pfd[0]);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
 	return err;
 }
 
@@ -242,22 +264,34 @@ void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int registered,
 	gid_t gid = 0, *groups = NULL;
 	int ngroups = 0, rc;
 
-	spank_get_item(sp, S_JOB_ID, &q.job);
-	spank_get_item(sp, S_JOB_STEPID, &q.step);
-	spank_get_item(sp, S_JOB_UID, &uid);
-	spank_get_item(sp, S_JOB_GID, &gid);
-	spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &ngroups);
+	/* Without the job's identity nothing can be written safely. */
+	if (spank_get_item(sp, S_JOB_ID, &q.job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &q.step) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+		slurm_error("numalot: cannot read the job's identity; no "
+			    "report");
+		return;
+	}
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &ngroups) !=
+	    ESPANK_SUCCESS) {
+		groups = NULL;
+		ngroups = 0;
+	}
+	q.uid = uid;
+	q.has_uid = 1;
 	gethostname(node, sizeof(node) - 1);
 	struct passwd *pw = getpwuid(uid);
 	snprintf(user, sizeof(user), "%s", pw ? pw->pw_name : "");
 
 	if (registered > 0) {
 		req = nl_proto_encode(&q);
-		rc = req ? nl_proto_call(s->socket, req, &reply, CALL_TIMEOUT_MS)
+		rc = req ? nl_proto_call(s->socket, req, &reply, CALL_TIMEOUT_MS, NL_CALL_ROOT_AGENT)
 			 : -ENOMEM;
 		free(req);
 		if (rc == 0 && (o = json_tokener_parse(reply)) &&
-		    json_object_object_get_ex(o, "report", &v))
+		    json_object_object_get_ex(o, "report", &v) &&
+		    json_object_is_type(v, json_type_object))
 			r = json_object_get(v);
 		if (!r) {
 			snprintf(why, sizeof(why),

@@ -168,6 +168,13 @@ int nl_site_parse(struct nl_site *s, int ac, char **av,
 		s->min_period_s = 0.1;
 		s->max_period_s = 60;
 	}
+	if (s->period_s < s->min_period_s || s->period_s > s->max_period_s) {
+		bad++;
+		if (complain)
+			complain("numalot: period= is outside [min_period, "
+				 "max_period]; using min_period");
+		s->period_s = s->min_period_s;
+	}
 	if (!(s->allow & (1u << s->default_choice))) {
 		bad++;
 		if (complain)

@@ -25,10 +25,10 @@
 #include <unistd.h>
 
 #include "real.h"
+#include "conn.h"
 #include "server.h"
 #include "util.h"
 
-#define REQUEST_TIMEOUT_MS 2000
 
 static int log_level = NL_LOG_INFO, log_syslog;
 
@@ -83,25 +83,49 @@ void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
 {
 	char path[4096];
 	const char *text;
+	struct stat sb;
 	int fd;
 
 	if (!s->cfg->report_dir)
 		return;
 	snprintf(path, sizeof(path), "%s/numalot-%u.%u.%s.json",
 		 s->cfg->report_dir, st->job, st->step, s->node);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
 		  0640);
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    sb.st_uid != geteuid()) {
 		nl_log(NL_LOG_WARNING, "site report %s: %s", path,
-		       strerror(errno));
+		       fd < 0 ? strerror(errno) : "not our own regular file");
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	text = json_object_to_json_string_ext(report, JSON_C_TO_STRING_PRETTY |
 							      JSON_C_TO_STRING_SPACED);
-	if (write(fd, text, strlen(text)) < 0 || write(fd, "\n", 1) < 0)
+	if (ftruncate(fd, 0) < 0 || write(fd, text, strlen(text)) < 0 ||
+	    write(fd, "\n", 1) < 0)
 		nl_log(NL_LOG_WARNING, "site report %s: %s", path,
 		       strerror(errno));
 	close(fd);
+}
+
+/* The socket's folder must be root's (ours) and writable by nobody else:
+ * otherwise a user could replace the socket or point root at a file. */
+static int safe_dir(const char *dir)
+{
+	struct stat sb;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(dir, &sb) < 0)
+		return -errno;
+	if (!S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() ||
+	    (sb.st_mode & 022)) {
+		nl_log(NL_LOG_ERROR,
+		       "%s must be a folder of uid %u that only it may write",
+		       dir, (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
 }
 
 /* Bind the socket; an agent already answering there means: exit. */
@@ -109,7 +133,8 @@ static int listen_on(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char dir[sizeof(sa.sun_path)], *slash;
-	int fd;
+	int fd, rc;
+	mode_t old;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		nl_log(NL_LOG_ERROR, "socket path too long: %s", path);
@@ -120,63 +145,33 @@ static int listen_on(const char *path)
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = 0;
-		mkdir(dir, 0755); /* may exist */
+		rc = safe_dir(dir);
+		if (rc < 0)
+			return rc;
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ||
+	    errno == EAGAIN) {
+		/* Answering, or too busy to: either way it is alive. */
 		nl_log(NL_LOG_ERROR, "another agent already serves %s", path);
 		close(fd);
 		return -EADDRINUSE;
 	}
 	unlink(path); /* a stale socket of an agent that died */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, 0666) < 0 || listen(fd, 128) < 0) {
-		int rc = -errno;
+	/* Anyone may connect (0666); each request is checked by its peer. */
+	old = umask(0111);
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0 || listen(fd, 128) < 0) {
+		rc = -errno;
 		nl_log(NL_LOG_ERROR, "cannot listen on %s: %s", path,
 		       strerror(errno));
 		close(fd);
 		return rc;
 	}
 	return fd;
-}
-
-static void serve_one(struct nl_server *s, int lfd)
-{
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
-	char *body = NULL, *reply;
-	size_t len;
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
-		close(fd);
-		return;
-	}
-	struct nl_peer peer = {cred.pid, cred.uid, cred.gid};
-	int rc = nl_proto_recv(fd, &body, &len, REQUEST_TIMEOUT_MS);
-	if (rc < 0) {
-		char msg[160];
-		snprintf(msg, sizeof(msg),
-			 "{\"ok\":false,\"error\":\"bad-request\",\"message\":"
-			 "\"%s\"}",
-			 rc == -EMSGSIZE ? "request over the size limit"
-					 : "no complete request");
-		nl_proto_send(fd, msg, strlen(msg), REQUEST_TIMEOUT_MS);
-		nl_log(NL_LOG_WARNING, "pid %d uid %u: %s", (int)peer.pid,
-		       (unsigned)peer.uid, strerror(-rc));
-		close(fd);
-		return;
-	}
-	reply = nl_server_handle(s, &peer, body, len);
-	if (reply)
-		nl_proto_send(fd, reply, strlen(reply), REQUEST_TIMEOUT_MS);
-	free(reply);
-	free(body);
-	close(fd);
 }
 
 /* Steps whose tasks all ended long ago and were never unregistered. */
@@ -217,66 +212,100 @@ static void arm(int tfd, double seconds)
 	timerfd_settime(tfd, 0, &its, NULL);
 }
 
+/* Markers for epoll's data.ptr: everything else is a struct conn. */
+static char listen_mark, timer_mark, signal_mark;
+
+static int watch(int ep, int fd, void *mark)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = mark};
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/*
+ * The engine steps only when a period is due (never because a request
+ * came in: a peer cannot make the agent work harder). Connections are
+ * served as their bytes arrive, each within its deadline.
+ */
 static int loop(struct nl_server *s, int lfd, int tfd, int sfd)
 {
-	int ep = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event ev = {.events = EPOLLIN};
-	double idle_since = nl_mono_s();
+	struct conn_set cs = {.epoll_fd = epoll_create1(EPOLL_CLOEXEC)};
+	double idle_since = nl_mono_s(), next_due = INFINITY;
+	int listening = 1, status = 0;
 
-	if (ep < 0)
+	if (cs.epoll_fd < 0)
 		return 1;
-	ev.data.fd = lfd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
-	ev.data.fd = tfd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
-	ev.data.fd = sfd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
-	arm(tfd, 1.0);
+	watch(cs.epoll_fd, lfd, &listen_mark);
+	watch(cs.epoll_fd, tfd, &timer_mark);
+	watch(cs.epoll_fd, sfd, &signal_mark);
+	arm(tfd, 0.5);
 	for (;;) {
-		struct epoll_event got[4];
-		int n = epoll_wait(ep, got, 4, -1);
+		struct epoll_event got[16];
+		int n = epoll_wait(cs.epoll_fd, got, 16, -1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		for (int i = 0; i < n; i++) {
-			int fd = got[i].data.fd;
-			if (fd == sfd) {
+			void *p = got[i].data.ptr;
+			if (p == &signal_mark) {
 				struct signalfd_siginfo si;
 				if (read(sfd, &si, sizeof(si)) > 0) {
 					nl_log(NL_LOG_INFO, "signal %u: stopping",
 					       si.ssi_signo);
-					close(ep);
-					return 0;
+					goto out;
 				}
-			} else if (fd == lfd) {
-				serve_one(s, lfd);
-			} else {
+			} else if (p == &listen_mark) {
+				int rc = conn_accept(&cs, lfd);
+				if (rc == -EMFILE || rc == -ENFILE) {
+					/* Out of descriptors: stop accepting
+					 * for a moment, or epoll spins. */
+					nl_log(NL_LOG_WARNING, "accept: %s",
+					       strerror(-rc));
+					epoll_ctl(cs.epoll_fd, EPOLL_CTL_DEL,
+						  lfd, NULL);
+					listening = 0;
+				}
+			} else if (p == &timer_mark) {
 				uint64_t x;
 				if (read(tfd, &x, sizeof(x)) < 0)
 					continue;
+			} else {
+				conn_event(&cs, p, s);
 			}
 		}
-		/* Whatever woke us, step what is due and re-arm. */
-		double now = nl_mono_s(), wait = 1.0;
+		double now = nl_mono_s();
+		conn_expire(&cs, now);
+		if (!listening && watch(cs.epoll_fd, lfd, &listen_mark) == 0)
+			listening = 1;
 		if (s->nsteps) {
-			double due = nl_engine_step_due(s->engine);
-			if (due < 0)
-				nl_log(NL_LOG_ERROR, "engine step: %s",
-				       strerror((int)-due));
-			else if (isfinite(due))
-				wait = due - s->machine->ops->now(s->machine);
-			drop_stale(s, now);
+			if (!isfinite(next_due))
+				next_due = now; /* a first step: take it over */
+			if (now >= next_due) {
+				double due = nl_engine_step_due(s->engine);
+				if (due < 0)
+					nl_log(NL_LOG_ERROR, "engine step: %s",
+					       strerror((int)-due));
+				next_due = due < 0 || !isfinite(due)
+						   ? now + 1.0
+						   : now + (due - s->machine->ops->now(
+									s->machine));
+				drop_stale(s, now);
+			}
 			idle_since = now;
-		} else if (s->cfg->idle_exit_s > 0 &&
-			   now - idle_since >= s->cfg->idle_exit_s) {
-			nl_log(NL_LOG_INFO, "idle for %.0f s: exiting",
-			       now - idle_since);
-			close(ep);
-			return 0;
+		} else {
+			next_due = INFINITY;
+			if (s->cfg->idle_exit_s > 0 &&
+			    now - idle_since >= s->cfg->idle_exit_s) {
+				nl_log(NL_LOG_INFO, "idle for %.0f s: exiting",
+				       now - idle_since);
+				goto out;
+			}
 		}
-		if (wait > 1.0)
-			wait = 1.0;
-		arm(tfd, wait);
+		double wait = isfinite(next_due) ? next_due - now : 0.5;
+		arm(tfd, wait < 0.5 ? wait : 0.5);
 	}
+out:
+	conn_close_all(&cs);
+	close(cs.epoll_fd);
+	return status;
 }
 
 int nl_agent_run(const struct nl_agent_config *c)

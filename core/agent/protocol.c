@@ -118,8 +118,14 @@ static int decode_fields(struct json_object *o, struct nl_request *r,
 	    (rc = get_u32(o, "step", &r->step, 1, err, errlen)))
 		return rc;
 	r->has_step = 1;
-	if (r->op != NL_OP_REGISTER)
+	if (r->op != NL_OP_REGISTER) {
+		/* Optional: whose step (root may name the user). */
+		rc = get_u32(o, "uid", &r->uid, 0, err, errlen);
+		if (rc < 0)
+			return rc;
+		r->has_uid = rc == 0;
 		return 0;
+	}
 	if ((rc = get_u32(o, "uid", &r->uid, 1, err, errlen)) ||
 	    (rc = get_u32(o, "pid", &pid, 1, err, errlen)) ||
 	    (rc = get_str(o, "policy", r->policy, sizeof(r->policy), 1, err,
@@ -187,9 +193,10 @@ char *nl_proto_encode(const struct nl_request *r)
 		json_object_object_add(o, "step",
 				       json_object_new_int64(r->step));
 	}
+	if (r->has_uid)
+		json_object_object_add(o, "uid", json_object_new_int64(r->uid));
 	if (r->op == NL_OP_REGISTER) {
 		struct json_object *p = json_object_new_object();
-		json_object_object_add(o, "uid", json_object_new_int64(r->uid));
 		json_object_object_add(o, "pid", json_object_new_int64(r->pid));
 		json_object_object_add(o, "policy",
 				       json_object_new_string(r->policy));
@@ -240,13 +247,12 @@ static int xfer(int fd, void *buf, size_t len, int out, double deadline)
 	return 0;
 }
 
-int nl_proto_send(int fd, const char *body, size_t len, int timeout_ms)
+static int send_until(int fd, const char *body, size_t len, double deadline)
 {
 	unsigned char hdr[4];
-	double deadline = (nl_mono_s() * 1e3) + timeout_ms;
 	int rc;
 
-	if (len > NL_PROTO_MAX_BYTES * 16u) /* replies (reports) may be big */
+	if (len > NL_PROTO_MAX_REPLY)
 		return -EMSGSIZE;
 	hdr[0] = (unsigned char)(len >> 24);
 	hdr[1] = (unsigned char)(len >> 16);
@@ -256,11 +262,15 @@ int nl_proto_send(int fd, const char *body, size_t len, int timeout_ms)
 	return rc ? rc : xfer(fd, (void *)body, len, 1, deadline);
 }
 
-static int recv_limited(int fd, char **body, size_t *len, int timeout_ms,
+int nl_proto_send(int fd, const char *body, size_t len, int timeout_ms)
+{
+	return send_until(fd, body, len, nl_mono_s() * 1e3 + timeout_ms);
+}
+
+static int recv_limited(int fd, char **body, size_t *len, double deadline,
 			size_t limit)
 {
 	unsigned char hdr[4];
-	double deadline = (nl_mono_s() * 1e3) + timeout_ms;
 	size_t n;
 	int rc;
 
@@ -289,31 +299,64 @@ static int recv_limited(int fd, char **body, size_t *len, int timeout_ms,
 
 int nl_proto_recv(int fd, char **body, size_t *len, int timeout_ms)
 {
-	return recv_limited(fd, body, len, timeout_ms, NL_PROTO_MAX_BYTES);
+	return recv_limited(fd, body, len, nl_mono_s() * 1e3 + timeout_ms,
+			    NL_PROTO_MAX_BYTES);
+}
+
+/* Connect without blocking past the deadline (a full backlog). */
+static int connect_until(int fd, const struct sockaddr_un *sa, double deadline)
+{
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+		return 0;
+	if (errno != EAGAIN && errno != EINPROGRESS)
+		return -errno;
+	for (;;) {
+		int left = (int)(deadline - nl_mono_s() * 1e3);
+		struct pollfd p = {fd, POLLOUT, 0};
+		if (left <= 0)
+			return -ETIMEDOUT;
+		int rc = poll(&p, 1, left);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc <= 0)
+			return rc < 0 ? -errno : -ETIMEDOUT;
+		/* A UNIX socket with a full backlog says EAGAIN: try again. */
+		if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0 ||
+		    errno == EISCONN)
+			return 0;
+		if (errno != EAGAIN && errno != EINPROGRESS && errno != EALREADY)
+			return -errno;
+		usleep(10000);
+	}
 }
 
 int nl_proto_call(const char *socket_path, const char *request, char **reply,
-		  int timeout_ms)
+		  int timeout_ms, int flags)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	double deadline = nl_mono_s() * 1e3 + timeout_ms;
 	int fd, rc;
 
 	*reply = NULL;
 	if (strlen(socket_path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, socket_path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		rc = -errno;
-		close(fd);
-		return rc;
+	rc = connect_until(fd, &sa, deadline);
+	if (rc == 0 && (flags & NL_CALL_ROOT_AGENT)) {
+		/* Only an agent running as root is the node's agent. */
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+		    cred.uid != 0)
+			rc = -EPERM;
 	}
-	rc = nl_proto_send(fd, request, strlen(request), timeout_ms);
 	if (rc == 0)
-		rc = recv_limited(fd, reply, NULL, timeout_ms,
-				  NL_PROTO_MAX_BYTES * 16u);
+		rc = send_until(fd, request, strlen(request), deadline);
+	if (rc == 0)
+		rc = recv_limited(fd, reply, NULL, deadline, NL_PROTO_MAX_REPLY);
 	close(fd);
 	return rc;
 }

@@ -13,6 +13,7 @@
 #define NL_PROTO_VERSION 1
 #define NL_PROTO_MAX_BYTES 65536
 #define NL_PROTO_MAX_PARAMS 32
+#define NL_PROTO_MAX_REPLY (16 * 1024 * 1024)
 
 enum nl_op {
 	NL_OP_HELLO,      /* who are you (version, pid) */
@@ -53,18 +54,22 @@ char *nl_proto_encode(const struct nl_request *req);
 const char *nl_proto_op_name(enum nl_op op);
 
 /*
- * Send / receive one frame on a blocking socket, each step bounded by
+ * Send / receive one frame on a socket, each step bounded by
  * timeout_ms. recv returns a malloc'd, NUL-terminated body. -ETIMEDOUT,
  * -EMSGSIZE (frame over NL_PROTO_MAX_BYTES), -ECONNRESET, -errno.
  */
 int nl_proto_send(int fd, const char *body, size_t len, int timeout_ms);
 int nl_proto_recv(int fd, char **body, size_t *len, int timeout_ms);
 
+/* nl_proto_call flags: the agent must run as root (SO_PEERCRED). */
+#define NL_CALL_ROOT_AGENT 1
+
 /*
  * Client side: connect to the agent's socket, send the request, return
- * the reply body (malloc'd). Every step bounded by timeout_ms.
+ * the reply body (malloc'd). The whole call, connect included, is bounded
+ * by timeout_ms.
  */
 int nl_proto_call(const char *socket_path, const char *request,
-		  char **reply, int timeout_ms);
+		  char **reply, int timeout_ms, int flags);
 
 #endif

@@ -12,14 +12,23 @@
 #include <unistd.h>
 
 #include "procfs.h"
+#include "util.h"
 #include "real.h"
 #include "version.h"
 
+/* Limits per user, so that no peer makes the root agent grow without
+ * bound. Root (slurmstepd) has a larger one. */
+#define USER_MAX_STEPS 8
+#define USER_MAX_TASKS 64
+#define ROOT_MAX_STEPS 4096
+#define ROOT_MAX_TASKS 4096
+
 struct nl_step *nl_server_find(struct nl_server *s, uint32_t job,
-			       uint32_t step)
+			       uint32_t step, int any_uid, uid_t uid)
 {
 	for (size_t i = 0; i < s->nsteps; i++)
-		if (s->steps[i].job == job && s->steps[i].step == step)
+		if (s->steps[i].job == job && s->steps[i].step == step &&
+		    (any_uid || s->steps[i].uid == uid))
 			return &s->steps[i];
 	return NULL;
 }
@@ -82,74 +91,110 @@ static int step_params(struct nl_server *s, const struct nl_request *q,
 	return 0;
 }
 
+static struct json_object *refuse(const struct nl_peer *peer,
+				  const char *code, const char *msg)
+{
+	nl_log(NL_LOG_WARNING, "refused a request from pid %d uid %u: %s",
+	       (int)peer->pid, (unsigned)peer->uid, msg);
+	return error(code, msg);
+}
+
+static size_t steps_of(const struct nl_server *s, uid_t uid)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->nsteps; i++)
+		n += s->steps[i].uid == uid;
+	return n;
+}
+
+static struct json_object *new_step(struct nl_server *s,
+				    const struct nl_request *q,
+				    enum nl_policy_kind k,
+				    const struct nl_policy_params *p,
+				    struct nl_step **out)
+{
+	struct nl_step *n = realloc(s->steps, sizeof(*n) * (s->nsteps + 1));
+	char name[64];
+
+	if (!n)
+		return error("internal", "out of memory");
+	s->steps = n;
+	n = &s->steps[s->nsteps];
+	memset(n, 0, sizeof(*n));
+	n->job = q->job;
+	n->step = q->step;
+	n->uid = q->uid;
+	n->domain = s->next_domain++;
+	n->done_since_s = -1;
+	snprintf(name, sizeof(name), "job %u step %u", q->job, q->step);
+	if (nl_engine_add_domain(s->engine, n->domain, name, k, p,
+				 ((uint64_t)q->job << 32) | q->step) < 0)
+		return error("internal", "cannot add the step");
+	s->nsteps++;
+	nl_log(NL_LOG_INFO, "job %u step %u (uid %u): %s, period %g s", q->job,
+	       q->step, q->uid, q->policy, p->period_s);
+	*out = n;
+	return NULL;
+}
+
 static struct json_object *do_register(struct nl_server *s,
 				       const struct nl_peer *peer,
 				       const struct nl_request *q)
 {
 	char err[512];
 	enum nl_policy_kind k;
-	uid_t owner;
-	struct nl_step *st = nl_server_find(s, q->job, q->step);
+	struct nl_policy_params params;
+	struct nl_task_stat ts;
+	struct json_object *fail;
+	/* Steps are keyed by user too: nobody can take another's job id. */
+	struct nl_step *st = nl_server_find(s, q->job, q->step, 0, q->uid);
+	int root = peer->uid == 0, rc;
 
 	/* A user registers only their own processes, as themselves. */
-	if (peer->uid != 0 && q->uid != peer->uid)
-		return error("permission", "a user may only register their "
-					   "own job's tasks");
-	if (nl_proc_uid(q->pid, &owner) < 0)
-		return error("no-process", "no such process");
-	if (owner != q->uid) {
-		snprintf(err, sizeof(err),
-			 "process %d belongs to uid %u, not to the job's "
-			 "user %u",
-			 (int)q->pid, (unsigned)owner, (unsigned)q->uid);
-		return error("permission", err);
-	}
+	if (!root && q->uid != peer->uid)
+		return refuse(peer, "permission",
+			      "a user may only register their own processes");
 	if (nl_policy_from_name(q->policy, &k) < 0 || k == NL_POLICY_STATIC) {
 		snprintf(err, sizeof(err),
 			 "unknown policy \"%s\" (valid: imar2, lbma, monitor)",
 			 q->policy);
-		return error("bad-request", err);
+		return refuse(peer, "bad-request", err);
 	}
-	if (st && st->uid != q->uid)
-		return error("permission", "that step belongs to another user");
-	if (!st) {
-		struct nl_policy_params p;
-		struct nl_step *n;
-		char name[64];
-		if (step_params(s, q, &p, err, sizeof(err)) < 0)
-			return error("bad-request", err);
-		n = realloc(s->steps, sizeof(*n) * (s->nsteps + 1));
-		if (!n)
-			return error("internal", "out of memory");
-		s->steps = n;
-		st = &s->steps[s->nsteps];
-		memset(st, 0, sizeof(*st));
-		st->job = q->job;
-		st->step = q->step;
-		st->uid = q->uid;
-		st->domain = s->next_domain++;
-		snprintf(name, sizeof(name), "job %u step %u", q->job, q->step);
-		if (nl_engine_add_domain(s->engine, st->domain, name, k, &p,
-					 ((uint64_t)q->job << 32) | q->step) <
-		    0)
-			return error("internal", "cannot add the step");
-		s->nsteps++;
-		nl_log(NL_LOG_INFO, "job %u step %u (uid %u): %s, period %g s",
-		       q->job, q->step, q->uid, q->policy, p.period_s);
+	if (!st && steps_of(s, q->uid) >= (root ? ROOT_MAX_STEPS
+						: USER_MAX_STEPS))
+		return refuse(peer, "limit", "too many steps for this user");
+	if (st && st->ntasks >= (root ? ROOT_MAX_TASKS : USER_MAX_TASKS))
+		return refuse(peer, "limit", "too many tasks in this step");
+	if (!st && step_params(s, q, &params, err, sizeof(err)) < 0)
+		return refuse(peer, "bad-request", err);
+	if (nl_proc_read_stat(q->pid, q->pid, &ts) < 0)
+		return refuse(peer, "no-process", "no such process");
+	/* A Slurm task is registered by its slurmstepd before it execs: it
+	 * is taken over once it runs the user's program, bound and as the
+	 * user (checked then). Anything else is checked now. */
+	struct nl_real_proc o = {.job = (int)q->job,
+				 .wait_exec = root && ts.ppid == peer->pid,
+				 .check_uid = 1,
+				 .uid = q->uid};
+	rc = nl_real_add_process(s->machine, q->pid, &o, err, sizeof(err));
+	if (rc < 0)
+		return refuse(peer,
+			      rc == -EPERM   ? "permission"
+			      : rc == -ESRCH ? "no-process"
+			      : rc == -EEXIST ? "bad-request"
+					      : "internal",
+			      err);
+	if (!st && (fail = new_step(s, q, k, &params, &st))) {
+		s->machine->ops->forget(s->machine, q->pid);
+		return fail;
 	}
-	int rc = nl_real_add_process(s->machine, q->pid, (int)q->job, err,
-				     sizeof(err));
-	if (rc == 0)
-		rc = nl_engine_add_process(s->engine, q->pid, st->domain);
-	if (rc < 0 && rc != -EEXIST) {
-		if (rc != -ESRCH && rc != -EPERM)
-			snprintf(err, sizeof(err), "cannot manage process %d: %s",
-				 (int)q->pid, strerror(-rc));
-		return error("no-process", err);
+	if (nl_engine_add_process(s->engine, q->pid, st->domain) < 0) {
+		s->machine->ops->forget(s->machine, q->pid);
+		return error("internal", "cannot add the process");
 	}
 	st->ntasks++;
-	nl_log(NL_LOG_INFO, "job %u step %u: task pid %d (cpus %s)", q->job,
-	       q->step, (int)q->pid, q->cpus);
+	nl_log(NL_LOG_INFO, "job %u step %u: task pid %d%s", q->job, q->step,
+	       (int)q->pid, o.wait_exec ? " (taken over at its exec)" : "");
 	return ok();
 }
 
@@ -163,18 +208,20 @@ static struct json_object *do_report(struct nl_server *s,
 				     const struct nl_peer *peer,
 				     const struct nl_request *q, int final)
 {
-	struct nl_step *st = nl_server_find(s, q->job, q->step);
+	/* Root names the user (or takes the first match); a user is
+	 * looked up as themselves. */
+	int any = peer->uid == 0 && !q->has_uid;
+	uid_t uid = peer->uid == 0 ? q->uid : peer->uid;
+	struct nl_step *st = nl_server_find(s, q->job, q->step, any, uid);
 	struct json_object *o, *r;
 
 	if (!st)
-		return error("no-step", "this agent does not manage that step");
-	if (!may_see(peer, st))
-		return error("permission", "that step belongs to another user");
+		return refuse(peer, "no-step",
+			      "this agent manages no such step of yours");
 	r = nl_server_step_report(s, st);
 	if (!r)
 		return error("internal", "no report");
 	if (final) {
-		nl_server_site_copy(s, st, r);
 		nl_log(NL_LOG_INFO, "job %u step %u ended", st->job, st->step);
 		nl_server_drop(s, st);
 	}

@@ -15,7 +15,7 @@ static int call(const char *cmd, const char *sock, const char *req,
 		struct json_object **reply)
 {
 	char *text;
-	int rc = nl_proto_call(sock, req, &text, 5000);
+	int rc = nl_proto_call(sock, req, &text, 5000, 0);
 	if (rc < 0) {
 		nl_cli_error(cmd, "no agent answers at %s: %s", sock,
 			     strerror(-rc));

@@ -26,22 +26,27 @@ struct run_args {
 	unsigned long long seed;
 	char **rest; /* the command, or the PIDs */
 	int nrest;
+	rlim_t nofile_soft; /* RLIMIT_NOFILE before numalot raised it */
+	sigset_t sigmask;   /* the signal mask numalot started with */
 };
 
 static volatile sig_atomic_t stop_flag;
+/* run: the command (-1 while it starts); attach: 0. */
 static volatile pid_t child_pid;
 
 /* run: a signal sent to numalot goes on to the command (a terminal's
  * Ctrl-C already reaches both). attach: it means stop. */
 static void on_signal(int sig, siginfo_t *si, void *ctx)
 {
+	int saved = errno;
 	(void)ctx;
 	if (child_pid > 0) {
 		if (si->si_code == SI_USER || si->si_code == SI_QUEUE)
 			kill(child_pid, sig);
-	} else {
+	} else if (child_pid == 0) {
 		stop_flag = 1;
 	}
+	errno = saved;
 }
 
 static void handle_signals(void)
@@ -154,7 +159,19 @@ static pid_t spawn(const struct run_args *a)
 		return -1;
 	pid = fork();
 	if (pid == 0) {
+		struct rlimit rl;
 		close(fds[0]);
+		/* As numalot found it: the command gets no raised limits and
+		 * numalot's signal handling. */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+			rl.rlim_cur = a->nofile_soft;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &a->sigmask, NULL);
 		execvp(a->rest[0], a->rest);
 		err = errno;
 		if (write(fds[1], &err, sizeof(err)) < 0)
@@ -183,7 +200,8 @@ static int attach_pids(const struct run_args *a, struct nl_machine *m)
 				     a->rest[i]);
 			return -1;
 		}
-		int rc = nl_real_add_process(m, (pid_t)pid, 0, err,
+		struct nl_real_proc o = {0};
+		int rc = nl_real_add_process(m, (pid_t)pid, &o, err,
 					     sizeof(err));
 		if (rc < 0 && rc != -EEXIST) {
 			nl_cli_error(a->cmd, "%s", err);
@@ -210,7 +228,8 @@ static int manage(const struct run_args *a, struct nl_machine *m)
 	if (rc == 0)
 		rc = nl_engine_run(e);
 	if (rc < 0) {
-		nl_engine_release(e, -1);
+		if (e)
+			nl_engine_release(e, -1);
 		nl_cli_error(a->cmd, "stopped managing: %s", strerror(-rc));
 	}
 	if (a->report && e) {
@@ -242,11 +261,14 @@ static int run_or_attach(int argc, char **argv, const char *cmd)
 	struct nl_topology *topo = NULL;
 	struct nl_machine *m = NULL;
 	struct nl_real_options o = {0};
+	struct rlimit rl;
 	char err[512];
-	int status = NL_EXIT_USAGE, wstatus;
+	int status = NL_EXIT_USAGE, wstatus = 0;
 
 	if (parse(argc, argv, &a) < 0)
 		return NL_EXIT_USAGE;
+	a.nofile_soft = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur
+							   : RLIM_INFINITY;
 	if (nl_topology_load(a.topology, &topo, err, sizeof(err)) < 0) {
 		nl_cli_error(cmd, "%s", err);
 		return NL_EXIT_USAGE;
@@ -258,20 +280,31 @@ static int run_or_attach(int argc, char **argv, const char *cmd)
 		nl_cli_error(cmd, "%s", err);
 		goto out;
 	}
-	handle_signals();
 	if (!strcmp(cmd, "run")) {
+		sigset_t all;
+		/* No signal between fork and knowing whom to forward it to. */
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, &a.sigmask);
+		child_pid = -1;
+		handle_signals();
 		pid_t pid = spawn(&a);
+		if (pid > 0)
+			child_pid = pid;
+		sigprocmask(SIG_SETMASK, &a.sigmask, NULL);
 		if (pid < 0)
 			goto out;
-		child_pid = pid;
-		if (nl_real_add_process(m, pid, 0, err, sizeof(err)) < 0)
+		struct nl_real_proc po = {0};
+		if (nl_real_add_process(m, pid, &po, err, sizeof(err)) < 0)
 			nl_cli_error(cmd, "not managing: %s", err);
 		manage(&a, m);
-		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+		int w;
+		while ((w = (int)waitpid(pid, &wstatus, 0)) < 0 && errno == EINTR)
 			;
-		status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus)
-					    : 128 + WTERMSIG(wstatus);
+		status = w < 0			? NL_EXIT_FAIL
+			 : WIFEXITED(wstatus) ? WEXITSTATUS(wstatus)
+					      : 128 + WTERMSIG(wstatus);
 	} else {
+		handle_signals();
 		if (attach_pids(&a, m) < 0)
 			goto out;
 		status = manage(&a, m) < 0 ? NL_EXIT_FAIL : NL_EXIT_OK;

@@ -32,13 +32,15 @@ int nl_proc_parse_stat(const char *text, struct nl_task_stat *out)
 		char *end;
 		if (field == 3) {
 			out->state = *p;
-		} else if (field == 14 || field == 15 || field == 22 ||
-			   field == 39) {
+		} else if (field == 4 || field == 14 || field == 15 ||
+			   field == 22 || field == 39) {
 			errno = 0;
 			unsigned long long v = strtoull(p, &end, 10);
 			if (end == p || errno)
 				return -EINVAL;
-			if (field == 14)
+			if (field == 4)
+				out->ppid = (int)v;
+			else if (field == 14)
 				out->utime_ticks = v;
 			else if (field == 15)
 				out->stime_ticks = v;
@@ -210,6 +212,27 @@ int nl_proc_uid(pid_t pid, uid_t *uid)
 		return rc;
 	p = strstr(text, "\nUid:");
 	rc = p && sscanf(p + 5, "%u", uid) == 1 ? 0 : -EINVAL;
+	free(text);
+	return rc;
+}
+
+int nl_proc_owned_by(pid_t pid, uid_t uid)
+{
+	char path[64], *text, *p;
+	unsigned u[4];
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	rc = nl_proc_slurp(path, &text, NULL);
+	if (rc < 0)
+		return rc;
+	p = strstr(text, "\nUid:");
+	if (!p || sscanf(p + 5, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4)
+		rc = -EINVAL;
+	else
+		rc = u[0] == uid && u[1] == uid && u[2] == uid && u[3] == uid
+			     ? 0
+			     : -EPERM;
 	free(text);
 	return rc;
 }

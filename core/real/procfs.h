@@ -11,6 +11,7 @@
 struct nl_task_stat {
 	char comm[64];
 	char state;
+	int ppid;                       /* field 4 */
 	unsigned long long utime_ticks; /* field 14 */
 	unsigned long long stime_ticks; /* field 15 */
 	unsigned long long starttime;   /* field 22, ticks after boot */
@@ -46,5 +47,11 @@ int nl_proc_slurp(const char *path, char **text, size_t *len);
 
 /* Real uid of pid (from /proc/PID/status), or a negative errno. */
 int nl_proc_uid(pid_t pid, uid_t *uid);
+
+/*
+ * 0 when every uid of pid (real, effective, saved, filesystem) is uid;
+ * -EPERM when one is not; -ESRCH / -errno when it cannot be read.
+ */
+int nl_proc_owned_by(pid_t pid, uid_t uid);
 
 #endif

@@ -24,12 +24,29 @@ int nl_real_create(const struct nl_topology *topo,
 		   const struct nl_real_options *o, struct nl_machine **out,
 		   char *err, size_t errlen);
 
+/* How to take a process over. */
+struct nl_real_proc {
+	int job;
+	/*
+	 * The process is a fork of the registering program that has not run
+	 * its own program yet (a Slurm task before exec): take its threads
+	 * over only once it has exec'd, when its binding and user are final.
+	 */
+	int wait_exec;
+	/* Every uid of the process must be this one, at take-over and every
+	 * period after; when it stops being so, numalot lets go of it. */
+	int check_uid;
+	uid_t uid;
+};
+
 /*
- * Manage process pid under job. Checks that it exists and that the caller
- * may act on it (root, or the same user). -ESRCH, -EPERM with err set.
+ * Manage process pid. Checks that it exists and that the caller may act
+ * on it (root, or the same user). The process is known by its pid and its
+ * start time: a pid reused by another process is not it. -ESRCH, -EPERM,
+ * -EEXIST (already managed), with err set.
  */
-int nl_real_add_process(struct nl_machine *m, pid_t pid, int job, char *err,
-			size_t errlen);
+int nl_real_add_process(struct nl_machine *m, pid_t pid,
+			const struct nl_real_proc *o, char *err, size_t errlen);
 
 /* The backend in use (never AUTO). */
 enum nl_backend nl_real_backend(const struct nl_machine *m);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +34,11 @@ struct rthread {
 
 struct rproc {
 	struct nl_process_info info;
+	struct nl_real_proc o;
+	unsigned long long start; /* start time: a reused pid is not it */
+	int pending;              /* waiting for its exec (o.wait_exec) */
+	dev_t exe_dev;            /* what it ran when registered */
+	ino_t exe_ino;
 	hwloc_bitmap_t orig_os;   /* the process's CPUs when taken over */
 	hwloc_bitmap_t pinned_os; /* CPUs numalot bound its threads to */
 	double pages_t;
@@ -134,19 +140,77 @@ static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
 	return 0;
 }
 
-/* Is pid still running (a zombie counts as gone)? */
-static int alive(pid_t pid)
+/*
+ * Is the process still the one registered, running, and (if asked) its
+ * user's? A zombie leader whose other threads run is alive.
+ */
+static int alive(const struct rproc *p)
 {
 	struct nl_task_stat st;
-	return nl_proc_read_stat(pid, pid, &st) == 0 && st.state != 'Z' &&
-	       st.state != 'X';
+	pid_t pid = p->info.pid, *tids;
+	size_t n;
+	int running = 0;
+
+	if (nl_proc_read_stat(pid, pid, &st) < 0 || st.starttime != p->start)
+		return 0;
+	if (p->o.check_uid && !p->pending &&
+	    nl_proc_owned_by(pid, p->o.uid) != 0)
+		return 0;
+	if (st.state != 'Z' && st.state != 'X')
+		return 1;
+	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n && !running; i++)
+		running = tids[i] != pid &&
+			  nl_proc_read_stat(pid, tids[i], &st) == 0 &&
+			  st.state != 'Z' && st.state != 'X';
+	free(tids);
+	return running;
 }
 
 static void note_ends(struct real *r)
 {
 	for (size_t i = 0; i < r->nprocs; i++)
-		if (r->procs[i].info.end_s < 0 && !alive(r->procs[i].info.pid))
+		if (r->procs[i].info.end_s < 0 && !alive(&r->procs[i]))
 			r->procs[i].info.end_s = r_now(&r->m);
+}
+
+static int exe_id(pid_t pid, dev_t *dev, ino_t *ino)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (stat(path, &st) < 0)
+		return -errno;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/* Take the process over now: its CPUs as they are are its limit. */
+static int take_over(struct real *r, struct rproc *p)
+{
+	if (p->o.check_uid && nl_proc_owned_by(p->info.pid, p->o.uid) != 0)
+		return -EPERM;
+	if (hwloc_get_proc_cpubind(r->live, p->info.pid, p->orig_os,
+				   HWLOC_CPUBIND_PROCESS) < 0)
+		return -ESRCH;
+	p->pending = 0;
+	return 0;
+}
+
+/* A pending process that has exec'd is taken over; one that ran
+ * something unexpected, or another user's program, is let go. */
+static void check_pending(struct real *r, struct rproc *p)
+{
+	dev_t dev = 0;
+	ino_t ino = 0;
+	if (exe_id(p->info.pid, &dev, &ino) < 0)
+		return; /* note_ends will see it gone */
+	if (dev == p->exe_dev && ino == p->exe_ino)
+		return;
+	if (take_over(r, p) < 0)
+		p->info.end_s = r_now(&r->m);
 }
 
 static int add_child_processes(struct real *r, struct rproc *p)
@@ -156,6 +220,11 @@ static int add_child_processes(struct real *r, struct rproc *p)
 	size_t n;
 	int job = p->info.job;
 	pid_t pid = p->info.pid;
+	/* Copies: adding a process may move r->procs, and p with it. */
+	struct nl_real_proc o = p->o;
+
+	o.job = job;
+	o.wait_exec = 0;
 
 	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
 		return 0;
@@ -169,7 +238,8 @@ static int add_child_processes(struct real *r, struct rproc *p)
 			if (end == s)
 				break;
 			if (c > 0 && !proc_of(r, (pid_t)c))
-				nl_real_add_process(&r->m, (pid_t)c, job, NULL, 0);
+				nl_real_add_process(&r->m, (pid_t)c, &o, NULL,
+						    0);
 		}
 		free(text);
 	}
@@ -199,7 +269,9 @@ static int r_threads(struct nl_machine *m, const struct nl_thread_info **out,
 		struct rproc *p = &r->procs[i];
 		pid_t *tids;
 		size_t nt;
-		if (p->info.end_s >= 0 ||
+		if (p->pending && p->info.end_s < 0)
+			check_pending(r, p);
+		if (p->info.end_s >= 0 || p->pending ||
 		    nl_proc_list_tasks(p->info.pid, &tids, &nt) < 0)
 			continue;
 		for (size_t k = 0; k < nt; k++) {
@@ -519,8 +591,8 @@ int nl_real_create(const struct nl_topology *topo,
 	return 0;
 }
 
-int nl_real_add_process(struct nl_machine *m, pid_t pid, int job, char *err,
-			size_t errlen)
+int nl_real_add_process(struct nl_machine *m, pid_t pid,
+			const struct nl_real_proc *o, char *err, size_t errlen)
 {
 	struct real *r = R(m);
 	struct nl_task_stat st;
@@ -529,39 +601,47 @@ int nl_real_add_process(struct nl_machine *m, pid_t pid, int job, char *err,
 	int rc;
 
 	if (proc_of(r, pid))
-		return -EEXIST;
+		return nl_errf(err, errlen, -EEXIST,
+			       "process %d is already managed", (int)pid);
 	rc = nl_proc_read_stat(pid, pid, &st);
-	if (rc < 0 || st.state == 'Z' || st.state == 'X') {
-		nl_errf(err, errlen, 0, "no process %d", (int)pid);
-		return -ESRCH;
-	}
+	if (rc < 0 || st.state == 'Z' || st.state == 'X')
+		return nl_errf(err, errlen, -ESRCH, "no process %d", (int)pid);
 	rc = nl_proc_uid(pid, &uid);
-	if (rc == 0 && geteuid() != 0 && uid != geteuid()) {
-		nl_errf(err, errlen, 0,
-		    "process %d belongs to uid %u: only root may manage another "
-		    "user's process",
-		    (int)pid, (unsigned)uid);
-		return -EPERM;
-	}
+	if (rc == 0 && geteuid() != 0 && uid != geteuid())
+		return nl_errf(err, errlen, -EPERM,
+			       "process %d belongs to uid %u: only root may "
+			       "manage another user's process",
+			       (int)pid, (unsigned)uid);
 	p = realloc(r->procs, sizeof(*p) * (r->nprocs + 1));
 	if (!p)
-		return -ENOMEM;
+		return nl_errf(err, errlen, -ENOMEM, "out of memory");
 	r->procs = p;
 	p = &r->procs[r->nprocs];
 	memset(p, 0, sizeof(*p));
+	p->o = *o;
+	p->start = st.starttime;
 	p->orig_os = hwloc_bitmap_alloc();
 	p->pinned_os = hwloc_bitmap_alloc();
-	if (!p->orig_os || !p->pinned_os ||
-	    hwloc_get_proc_cpubind(r->live, pid, p->orig_os,
-				   HWLOC_CPUBIND_PROCESS) < 0) {
+	rc = !p->orig_os || !p->pinned_os ? -ENOMEM : 0;
+	if (rc == 0 && o->wait_exec) {
+		p->pending = 1;
+		rc = exe_id(pid, &p->exe_dev, &p->exe_ino);
+	} else if (rc == 0) {
+		rc = take_over(r, p);
+	}
+	if (rc < 0) {
 		hwloc_bitmap_free(p->orig_os);
 		hwloc_bitmap_free(p->pinned_os);
-		nl_errf(err, errlen, 0, "cannot read the CPU affinity of process %d",
-		    (int)pid);
-		return -ESRCH;
+		return rc == -EPERM ? nl_errf(err, errlen, rc,
+					      "process %d does not belong to "
+					      "uid %u",
+					      (int)pid, (unsigned)o->uid)
+				    : nl_errf(err, errlen, rc,
+					      "cannot take process %d over: %s",
+					      (int)pid, strerror(-rc));
 	}
 	p->info.pid = pid;
-	p->info.job = job;
+	p->info.job = o->job;
 	p->info.start_s = r_now(m);
 	p->info.end_s = -1;
 	snprintf(p->info.name, sizeof(p->info.name), "%s", st.comm);

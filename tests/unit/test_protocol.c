@@ -123,7 +123,7 @@ static void framing(void **state)
 	assert_int_equal(nl_proto_recv(sv[1], &body, &len, 1000), -ECONNRESET);
 	close(sv[1]);
 	char *reply;
-	assert_true(nl_proto_call("/nonexistent/sock", "{}", &reply, 100) < 0);
+	assert_true(nl_proto_call("/nonexistent/sock", "{}", &reply, 100, 0) < 0);
 }
 
 static int complaints;
