@@ -15,7 +15,8 @@ CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
 endif
-NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Icore -Icore/sim -Icore/real -Icore/agent -Ispank \
+NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) \
+	-DNUMALOT_DATADIR='"$(PREFIX)/share/numalot"' -Icore -Icore/sim -Icore/real -Icore/agent -Ispank \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 NL_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
@@ -99,7 +100,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
 		$(DESTDIR)$(SLURM_PLUGIN_DIR) \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8 \
-		$(DESTDIR)$(PREFIX)/share/numalot/scenarios \
+		$(DESTDIR)$(PREFIX)/share/numalot/scenarios/set \
 		$(DESTDIR)$(PREFIX)/share/numalot/examples
 	install -m 0755 $(NUMALOT) $(DESTDIR)$(PREFIX)/bin/numalot
 	install -m 0755 $(NUMALOTD) $(DESTDIR)$(PREFIX)/sbin/numalotd
@@ -108,6 +109,8 @@ install: all
 	install -m 0644 docs/man/numalotd.8 docs/man/numalot-spank.8 \
 		$(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 0644 etc/scenarios/*.json $(DESTDIR)$(PREFIX)/share/numalot/scenarios/
+	install -m 0644 etc/scenarios/set/*.json \
+		$(DESTDIR)$(PREFIX)/share/numalot/scenarios/set/
 	install -m 0644 etc/plugstack.conf.example etc/numalotd.service \
 		$(DESTDIR)$(PREFIX)/share/numalot/examples/
 

@@ -140,6 +140,29 @@ static struct ethread *thread_new(struct nl_engine *e,
 	return t;
 }
 
+/* Forget the oldest ended threads past NL_MAX_ENDED_THREADS. */
+static void forget_ended(struct nl_engine *e)
+{
+	size_t ended = e->nall - e->nlive, j = 0;
+
+	if (ended <= NL_MAX_ENDED_THREADS)
+		return;
+	for (size_t i = 0; i < e->nall; i++) {
+		struct ethread *t = e->all[i];
+		if (!t->alive && ended > NL_MAX_ENDED_THREADS) {
+			struct edomain *d = nl_engine_domain(e, t->domain);
+			if (d)
+				d->threads_dropped++;
+			hwloc_bitmap_free(t->allowed);
+			free(t);
+			ended--;
+			continue;
+		}
+		e->all[j++] = t;
+	}
+	e->nall = j;
+}
+
 /* Step 1: merge the machine's thread list into ours (both sorted by tid). */
 static int refresh_threads(struct nl_engine *e)
 {
@@ -183,6 +206,7 @@ static int refresh_threads(struct nl_engine *e)
 	free(e->live);
 	e->live = live;
 	e->nlive = nl;
+	forget_ended(e);
 	return 0;
 }
 
@@ -274,6 +298,10 @@ static void model_domain(struct nl_engine *e, struct edomain *d, double now)
 static int journal(struct edomain *d, const struct nl_action *a, double t_s,
 		   const char *reason)
 {
+	if (d->nevents >= NL_MAX_EVENTS) {
+		d->events_dropped++;
+		return 0;
+	}
 	if (d->nevents == d->capevents) {
 		size_t cap = d->capevents ? d->capevents * 2 : 64;
 		struct event *n = realloc(d->events, cap * sizeof(*n));

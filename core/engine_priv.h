@@ -49,6 +49,8 @@ struct edomain {
 	unsigned terms_seen; /* nl_perf_terms that entered some perf */
 	struct event *events;
 	size_t nevents, capevents;
+	unsigned long events_dropped;  /* past NL_MAX_EVENTS */
+	unsigned long threads_dropped; /* ended threads forgotten */
 	struct nl_engine_summary sum;
 };
 
@@ -70,6 +72,12 @@ struct nl_engine {
 	struct nl_plan plan;
 	double start_s;
 };
+
+/* A long-lived job must not make the journal (and its report) grow
+ * without bound: past these, events are counted, not kept, and the oldest
+ * ended threads are forgotten (their count stays in the summary). */
+#define NL_MAX_EVENTS 20000
+#define NL_MAX_ENDED_THREADS 20000
 
 struct edomain *nl_engine_domain(struct nl_engine *e, int id);
 

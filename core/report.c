@@ -235,6 +235,10 @@ struct json_object *nl_engine_report(struct nl_engine *e, int domain)
 			       json_object_new_int(d->sum.rollbacks));
 	json_object_object_add(sum, "skips", json_object_new_int(d->sum.skips));
 	json_object_object_add(sum, "pins", json_object_new_int(d->sum.pins));
+	json_object_object_add(sum, "events_dropped",
+			       json_object_new_int64((int64_t)d->events_dropped));
+	json_object_object_add(sum, "threads_dropped",
+			       json_object_new_int64((int64_t)d->threads_dropped));
 	json_object_object_add(
 		sum, "duration_s",
 		json_object_new_double(e->m->ops->now(e->m) - d->first_s));

@@ -27,6 +27,11 @@
 #define CMD "bench"
 /* The scenario set, relative to the current folder (docs/scenarios.md). */
 #define DEFAULT_SET "etc/scenarios/set"
+#ifndef NUMALOT_DATADIR
+#define NUMALOT_DATADIR "/usr/local/share/numalot"
+#endif
+/* Where make install puts the set. */
+#define INSTALLED_SET NUMALOT_DATADIR "/scenarios/set"
 #define DEFAULT_POLICIES                                                       \
 	"imar2,lbma,static,linux-nonuma,best-static,ideal-locality"
 #define MAX_SEEDS 1000
@@ -157,16 +162,18 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 		}
 	}
 	if (a->nfiles == 0) {
+		/* The source tree's set, else the installed one. */
 		struct stat st;
-		if (stat(DEFAULT_SET, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			nl_cli_error(CMD,
-				     "no scenario given and no %s/ here "
-				     "(usage: numalot bench [OPTIONS] "
-				     "[SCENARIO.json|FOLDER ...])",
-				     DEFAULT_SET);
-			return -1;
-		}
-		return add_path(a, DEFAULT_SET);
+		if (stat(DEFAULT_SET, &st) == 0 && S_ISDIR(st.st_mode))
+			return add_path(a, DEFAULT_SET);
+		if (stat(INSTALLED_SET, &st) == 0 && S_ISDIR(st.st_mode))
+			return add_path(a, INSTALLED_SET);
+		nl_cli_error(CMD,
+			     "no scenario given, and neither %s/ here nor %s/ "
+			     "(usage: numalot bench [OPTIONS] "
+			     "[SCENARIO.json|FOLDER ...])",
+			     DEFAULT_SET, INSTALLED_SET);
+		return -1;
 	}
 	return 0;
 }

@@ -619,6 +619,7 @@ int nl_real_add_process(struct nl_machine *m, pid_t pid,
 	p = &r->procs[r->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->o = *o;
+	p->info.pid = pid;
 	p->start = st.starttime;
 	p->orig_os = hwloc_bitmap_alloc();
 	p->pinned_os = hwloc_bitmap_alloc();

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# numalotd without Slurm: hostile or broken peers do not stop it serving
+# others; SIGTERM gives every thread its affinity back.
+set -u
+N=${NUMALOT:-build/numalot}
+D=${NUMALOTD:-$(dirname "$N")/numalotd}
+W=${WORKLOAD:-build/numalot-workload}
+if [ "$(id -u)" != 0 ] || ! id nobody >/dev/null 2>&1 || ! command -v python3 >/dev/null; then
+	echo "skip: needs root, a user nobody and python3"
+	exit 0
+fi
+T=$(mktemp -d /tmp/numalot-agent.XXXXXX)
+chmod 755 "$T"
+S=$T/run/numalotd.sock
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$T"' EXIT
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; fails=$((fails + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+hello() { timeout 5 "$N" request --socket="$S" '{"v":1,"op":"hello"}' >/dev/null 2>&1; }
+
+"$D" --socket="$S" --idle-exit=0 --log-level=debug 2>"$T/agent.log" &
+ap=$!
+pids+=($ap)
+for _ in $(seq 50); do hello && break; sleep 0.05; done
+check "the agent answers" hello
+check "its folder is root's, 0755" test "$(stat -c '%U %a' "$T/run")" = "root 755"
+check "its socket is 0666 (access is checked per request)" test "$(stat -c %a "$S")" = 666
+
+# 40 silent connections of nobody's: at most 16 are kept, none blocks root.
+su nobody -s /bin/sh -c "python3 -c '
+import socket, time
+s = []
+for i in range(40):
+    c = socket.socket(socket.AF_UNIX); c.connect(\"$S\"); s.append(c)
+time.sleep(3)
+'" &
+silent=$!
+pids+=($silent)
+sleep 0.5
+t0=$(date +%s%N)
+hello
+rc=$?
+t1=$(date +%s%N)
+check "root is served while nobody holds silent connections" test $rc -eq 0
+check "...at once (under 1 s)" test $(((t1 - t0) / 1000000)) -lt 1000
+wait $silent
+check "nobody's extra connections were turned away" grep -q "turned away a connection of uid $(id -u nobody)" "$T/agent.log"
+check "silent connections were dropped at their deadline" grep -q "sent no request" "$T/agent.log"
+
+# Broken frames: over the size limit, garbage, a truncated frame.
+python3 -c "
+import socket, struct
+c = socket.socket(socket.AF_UNIX); c.connect('$S')
+c.sendall(struct.pack('>I', 1 << 24)); print(c.recv(4096)[4:].decode())
+c = socket.socket(socket.AF_UNIX); c.connect('$S')
+c.sendall(struct.pack('>I', 5) + b'xyzzy'); print(c.recv(4096)[4:].decode())
+c = socket.socket(socket.AF_UNIX); c.connect('$S')
+c.sendall(struct.pack('>I', 100) + b'{\"v\"'); c.close()
+" >"$T/frames" 2>&1
+check "an oversize frame gets an error" grep -q "over the size limit" "$T/frames"
+check "garbage gets an error naming it" grep -q "not one JSON value" "$T/frames"
+check "the agent still serves after all that" hello
+
+# A root-registered process: pinned while managed, restored at SIGTERM.
+"$W" --threads 3 --seconds 20 >/dev/null 2>&1 &
+wp=$!
+pids+=($wp)
+sleep 0.2
+all=$(awk '/Cpus_allowed_list/ {print $2}' /proc/$wp/status)
+"$N" request --socket="$S" "{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":0,\"pid\":$wp,\"policy\":\"lbma\",\"cpus\":\"$all\",\"period\":0.2}" >"$T/reg" 2>&1
+check "root registers its process" grep -q '"ok":true' "$T/reg"
+"$N" request --socket="$S" "{\"v\":1,\"op\":\"register\",\"job\":2,\"step\":0,\"uid\":0,\"pid\":$wp,\"policy\":\"lbma\",\"cpus\":\"0\"}" >"$T/reg2" 2>&1
+check "the same process in another step is refused" grep -q "already managed" "$T/reg2"
+su nobody -s /bin/sh -c "'$PWD/$N' request --socket='$S' '{\"v\":1,\"op\":\"report\",\"job\":1,\"step\":0}'" >"$T/peek" 2>&1
+check "nobody cannot read root's step" grep -q '"no-step"' "$T/peek"
+pinned=0
+for _ in $(seq 40); do
+	sleep 0.1
+	n=$(grep -h Cpus_allowed_list /proc/$wp/task/*/status | awk '$2 ~ /^[0-9]+$/' | wc -l)
+	[ "$n" -gt 0 ] && [ "$(nproc)" -gt 1 ] && pinned=1 && break
+	[ "$(nproc)" -eq 1 ] && pinned=1 && break
+done
+check "its threads get pinned" test $pinned -eq 1
+kill -TERM $ap
+wait $ap
+check "SIGTERM: the agent exits 0" test $? -eq 0
+left=$(grep -h Cpus_allowed_list /proc/$wp/task/*/status | awk -v all="$all" '$2 != all' | wc -l)
+check "SIGTERM: every thread has its affinity back" test "$left" -eq 0
+check "SIGTERM: the socket is gone" test ! -e "$S"
+kill $wp 2>/dev/null
+
+# A socket folder that others may write is refused.
+mkdir -m 0777 "$T/open"
+"$D" --socket="$T/open/s.sock" --idle-exit=1 2>"$T/open.log"
+check "a world-writable socket folder is refused" grep -q "only it may write" "$T/open.log"
+
+[ $fails -eq 0 ] || tail -20 "$T/agent.log"
+[ $fails -eq 0 ]
