@@ -2,7 +2,7 @@
  * numalot: the machine interface on a real node: threads from /proc,
  * counters from perf_event / PAPI, placement through hwloc thread binding.
  */
-#include "real.h"
+#include "real_priv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,56 +20,6 @@
 #define PAGES_REFRESH_S 5.0
 #define WAIT_SLICE_S 0.05
 
-struct rthread {
-	pid_t tid, pid;
-	unsigned long long start;
-	int cpu;                /* dense, -1 unknown */
-	struct nl_tcounters *ctr;
-	int ctr_err;
-	hwloc_bitmap_t orig_os; /* affinity to give back (OS numbers) */
-	hwloc_bitmap_t allowed; /* dense CPUs: the limit */
-	int placed;
-	int mark;
-};
-
-struct rproc {
-	struct nl_process_info info;
-	struct nl_real_proc o;
-	unsigned long long start; /* start time: a reused pid is not it */
-	int pending;              /* waiting for its exec (o.wait_exec) */
-	dev_t exe_dev;            /* what it ran when registered */
-	ino_t exe_ino;
-	hwloc_bitmap_t orig_os;   /* the process's CPUs when taken over */
-	hwloc_bitmap_t pinned_os; /* CPUs numalot bound its threads to */
-	double pages_t;
-	double pages[NL_MAX_NODES];
-	int have_pages;
-};
-
-struct real {
-	struct nl_machine m;
-	struct nl_real_options o;
-	hwloc_topology_t live;
-	struct rproc *procs;
-	size_t nprocs;
-	struct rthread *th; /* sorted by tid */
-	size_t nth, capth;
-	struct nl_thread_info *out;
-	size_t capout;
-	struct nl_process_info *infos;
-	double t0;
-};
-
-static struct real *R(struct nl_machine *m)
-{
-	return m->priv;
-}
-
-static double r_now(struct nl_machine *m)
-{
-	return nl_mono_s() - R(m)->t0;
-}
-
 static struct rthread *find(struct real *r, pid_t tid)
 {
 	size_t lo = 0, hi = r->nth;
@@ -82,14 +32,6 @@ static struct rthread *find(struct real *r, pid_t tid)
 		else
 			hi = mid;
 	}
-	return NULL;
-}
-
-static struct rproc *proc_of(struct real *r, pid_t pid)
-{
-	for (size_t i = 0; i < r->nprocs; i++)
-		if (r->procs[i].info.pid == pid)
-			return &r->procs[i];
 	return NULL;
 }
 
@@ -107,7 +49,7 @@ static void to_dense(const struct nl_topology *t, hwloc_const_bitmap_t os,
 	hwloc_bitmap_foreach_end();
 }
 
-static void thread_drop(struct rthread *t)
+void nl_real_thread_drop(struct rthread *t)
 {
 	nl_counters_close(t->ctr);
 	hwloc_bitmap_free(t->orig_os);
@@ -140,113 +82,6 @@ static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
 	return 0;
 }
 
-/*
- * Is the process still the one registered, running, and (if asked) its
- * user's? A zombie leader whose other threads run is alive.
- */
-static int alive(const struct rproc *p)
-{
-	struct nl_task_stat st;
-	pid_t pid = p->info.pid, *tids;
-	size_t n;
-	int running = 0;
-
-	if (nl_proc_read_stat(pid, pid, &st) < 0 || st.starttime != p->start)
-		return 0;
-	if (p->o.check_uid && !p->pending &&
-	    nl_proc_owned_by(pid, p->o.uid) != 0)
-		return 0;
-	if (st.state != 'Z' && st.state != 'X')
-		return 1;
-	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
-		return 0;
-	for (size_t i = 0; i < n && !running; i++)
-		running = tids[i] != pid &&
-			  nl_proc_read_stat(pid, tids[i], &st) == 0 &&
-			  st.state != 'Z' && st.state != 'X';
-	free(tids);
-	return running;
-}
-
-static void note_ends(struct real *r)
-{
-	for (size_t i = 0; i < r->nprocs; i++)
-		if (r->procs[i].info.end_s < 0 && !alive(&r->procs[i]))
-			r->procs[i].info.end_s = r_now(&r->m);
-}
-
-static int exe_id(pid_t pid, dev_t *dev, ino_t *ino)
-{
-	char path[64];
-	struct stat st;
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	if (stat(path, &st) < 0)
-		return -errno;
-	*dev = st.st_dev;
-	*ino = st.st_ino;
-	return 0;
-}
-
-/* Take the process over now: its CPUs as they are are its limit. */
-static int take_over(struct real *r, struct rproc *p)
-{
-	if (p->o.check_uid && nl_proc_owned_by(p->info.pid, p->o.uid) != 0)
-		return -EPERM;
-	if (hwloc_get_proc_cpubind(r->live, p->info.pid, p->orig_os,
-				   HWLOC_CPUBIND_PROCESS) < 0)
-		return -ESRCH;
-	p->pending = 0;
-	return 0;
-}
-
-/* A pending process that has exec'd is taken over; one that ran
- * something unexpected, or another user's program, is let go. */
-static void check_pending(struct real *r, struct rproc *p)
-{
-	dev_t dev = 0;
-	ino_t ino = 0;
-	if (exe_id(p->info.pid, &dev, &ino) < 0)
-		return; /* note_ends will see it gone */
-	if (dev == p->exe_dev && ino == p->exe_ino)
-		return;
-	if (take_over(r, p) < 0)
-		p->info.end_s = r_now(&r->m);
-}
-
-static int add_child_processes(struct real *r, struct rproc *p)
-{
-	char path[96], *text;
-	pid_t *tids;
-	size_t n;
-	int job = p->info.job;
-	pid_t pid = p->info.pid;
-	/* Copies: adding a process may move r->procs, and p with it. */
-	struct nl_real_proc o = p->o;
-
-	o.job = job;
-	o.wait_exec = 0;
-
-	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
-			 (int)pid, (int)tids[i]);
-		if (nl_proc_slurp(path, &text, NULL) < 0)
-			continue;
-		for (char *s = text, *end; *s; s = end) {
-			long c = strtol(s, &end, 10);
-			if (end == s)
-				break;
-			if (c > 0 && !proc_of(r, (pid_t)c))
-				nl_real_add_process(&r->m, (pid_t)c, &o, NULL,
-						    0);
-		}
-		free(text);
-	}
-	free(tids);
-	return 0;
-}
-
 static int cmp_thread(const void *a, const void *b)
 {
 	const struct rthread *x = a, *y = b;
@@ -261,16 +96,16 @@ static int r_threads(struct nl_machine *m, const struct nl_thread_info **out,
 
 	for (size_t i = 0; i < r->nth; i++)
 		r->th[i].mark = 0;
-	note_ends(r);
+	nl_real_note_ends(r);
 	for (size_t i = 0; r->o.follow_children && i < nprocs; i++)
 		if (r->procs[i].info.end_s < 0)
-			add_child_processes(r, &r->procs[i]);
+			nl_real_add_children(r, &r->procs[i]);
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct rproc *p = &r->procs[i];
 		pid_t *tids;
 		size_t nt;
 		if (p->pending && p->info.end_s < 0)
-			check_pending(r, p);
+			nl_real_check_pending(r, p);
 		if (p->info.end_s >= 0 || p->pending ||
 		    nl_proc_list_tasks(p->info.pid, &tids, &nt) < 0)
 			continue;
@@ -285,7 +120,7 @@ static int r_threads(struct nl_machine *m, const struct nl_thread_info **out,
 			struct rthread *t = find(r, tids[k]);
 			if (t && t->start != st.starttime) {
 				/* A reused tid: the old thread is gone. */
-				thread_drop(t);
+				nl_real_thread_drop(t);
 				*t = r->th[--r->nth];
 				qsort(r->th, r->nth, sizeof(*r->th), cmp_thread);
 				t = NULL;
@@ -304,7 +139,7 @@ static int r_threads(struct nl_machine *m, const struct nl_thread_info **out,
 				}
 				t = &r->th[r->nth];
 				if (thread_init(r, p, t, tids[k], &st) < 0) {
-					thread_drop(t);
+					nl_real_thread_drop(t);
 					continue;
 				}
 				r->nth++;
@@ -322,7 +157,7 @@ static int r_threads(struct nl_machine *m, const struct nl_thread_info **out,
 		if (r->th[i].mark)
 			r->th[j++] = r->th[i];
 		else
-			thread_drop(&r->th[i]);
+			nl_real_thread_drop(&r->th[i]);
 	}
 	r->nth = j;
 	if (r->nth > r->capout) {
@@ -422,7 +257,7 @@ static int r_wait(struct nl_machine *m, double seconds)
 		int running = 0;
 		if (r->o.stop && *r->o.stop)
 			return 0;
-		note_ends(r);
+		nl_real_note_ends(r);
 		for (size_t i = 0; i < r->nprocs; i++)
 			running |= r->procs[i].info.end_s < 0;
 		if (!running)
@@ -442,7 +277,7 @@ static int r_processes(struct nl_machine *m,
 		       const struct nl_process_info **out, size_t *n)
 {
 	struct real *r = R(m);
-	note_ends(r);
+	nl_real_note_ends(r);
 	/* The infos live inside rproc: hand out a packed copy. */
 	struct nl_process_info *c =
 		realloc(r->infos, (r->nprocs + 1) * sizeof(*c));
@@ -481,32 +316,11 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 	return 0;
 }
 
-static int r_forget(struct nl_machine *m, int pid)
-{
-	struct real *r = R(m);
-	struct rproc *p = proc_of(r, pid);
-	size_t j = 0;
-
-	if (!p)
-		return -ESRCH;
-	for (size_t i = 0; i < r->nth; i++) {
-		if (r->th[i].pid == pid)
-			thread_drop(&r->th[i]);
-		else
-			r->th[j++] = r->th[i];
-	}
-	r->nth = j;
-	hwloc_bitmap_free(p->orig_os);
-	hwloc_bitmap_free(p->pinned_os);
-	*p = r->procs[--r->nprocs];
-	return 0;
-}
-
 static void r_destroy(struct nl_machine *m)
 {
 	struct real *r = R(m);
 	for (size_t i = 0; i < r->nth; i++)
-		thread_drop(&r->th[i]);
+		nl_real_thread_drop(&r->th[i]);
 	for (size_t i = 0; i < r->nprocs; i++) {
 		hwloc_bitmap_free(r->procs[i].orig_os);
 		hwloc_bitmap_free(r->procs[i].pinned_os);
@@ -529,7 +343,7 @@ static const struct nl_machine_ops real_ops = {
 	.now = r_now,
 	.processes = r_processes,
 	.node_pages = r_node_pages,
-	.forget = r_forget,
+	.forget = nl_real_forget,
 	.destroy = r_destroy,
 };
 
@@ -588,65 +402,6 @@ int nl_real_create(const struct nl_topology *topo,
 	}
 	r->t0 = nl_mono_s();
 	*out = &r->m;
-	return 0;
-}
-
-int nl_real_add_process(struct nl_machine *m, pid_t pid,
-			const struct nl_real_proc *o, char *err, size_t errlen)
-{
-	struct real *r = R(m);
-	struct nl_task_stat st;
-	struct rproc *p;
-	uid_t uid;
-	int rc;
-
-	if (proc_of(r, pid))
-		return nl_errf(err, errlen, -EEXIST,
-			       "process %d is already managed", (int)pid);
-	rc = nl_proc_read_stat(pid, pid, &st);
-	if (rc < 0 || st.state == 'Z' || st.state == 'X')
-		return nl_errf(err, errlen, -ESRCH, "no process %d", (int)pid);
-	rc = nl_proc_uid(pid, &uid);
-	if (rc == 0 && geteuid() != 0 && uid != geteuid())
-		return nl_errf(err, errlen, -EPERM,
-			       "process %d belongs to uid %u: only root may "
-			       "manage another user's process",
-			       (int)pid, (unsigned)uid);
-	p = realloc(r->procs, sizeof(*p) * (r->nprocs + 1));
-	if (!p)
-		return nl_errf(err, errlen, -ENOMEM, "out of memory");
-	r->procs = p;
-	p = &r->procs[r->nprocs];
-	memset(p, 0, sizeof(*p));
-	p->o = *o;
-	p->info.pid = pid;
-	p->start = st.starttime;
-	p->orig_os = hwloc_bitmap_alloc();
-	p->pinned_os = hwloc_bitmap_alloc();
-	rc = !p->orig_os || !p->pinned_os ? -ENOMEM : 0;
-	if (rc == 0 && o->wait_exec) {
-		p->pending = 1;
-		rc = exe_id(pid, &p->exe_dev, &p->exe_ino);
-	} else if (rc == 0) {
-		rc = take_over(r, p);
-	}
-	if (rc < 0) {
-		hwloc_bitmap_free(p->orig_os);
-		hwloc_bitmap_free(p->pinned_os);
-		return rc == -EPERM ? nl_errf(err, errlen, rc,
-					      "process %d does not belong to "
-					      "uid %u",
-					      (int)pid, (unsigned)o->uid)
-				    : nl_errf(err, errlen, rc,
-					      "cannot take process %d over: %s",
-					      (int)pid, strerror(-rc));
-	}
-	p->info.pid = pid;
-	p->info.job = o->job;
-	p->info.start_s = r_now(m);
-	p->info.end_s = -1;
-	snprintf(p->info.name, sizeof(p->info.name), "%s", st.comm);
-	r->nprocs++;
 	return 0;
 }
 

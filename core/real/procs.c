@@ -1,0 +1,203 @@
+/*
+ * numalot: the real node's managed processes: known by pid and start time,
+ * taken over at once or at their exec, their uids rechecked, let go of
+ * when they end or change hands.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "real_priv.h"
+#include "util.h"
+
+/*
+ * Is the process still the one registered, running, and (if asked) its
+ * user's? A zombie leader whose other threads run is alive.
+ */
+static int alive(const struct rproc *p)
+{
+	struct nl_task_stat st;
+	pid_t pid = p->info.pid, *tids;
+	size_t n;
+	int running = 0;
+
+	if (nl_proc_read_stat(pid, pid, &st) < 0 || st.starttime != p->start)
+		return 0;
+	if (p->o.check_uid && !p->pending &&
+	    nl_proc_owned_by(pid, p->o.uid) != 0)
+		return 0;
+	if (st.state != 'Z' && st.state != 'X')
+		return 1;
+	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n && !running; i++)
+		running = tids[i] != pid &&
+			  nl_proc_read_stat(pid, tids[i], &st) == 0 &&
+			  st.state != 'Z' && st.state != 'X';
+	free(tids);
+	return running;
+}
+
+void nl_real_note_ends(struct real *r)
+{
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].info.end_s < 0 && !alive(&r->procs[i]))
+			r->procs[i].info.end_s = r_now(&r->m);
+}
+
+static int exe_id(pid_t pid, dev_t *dev, ino_t *ino)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (stat(path, &st) < 0)
+		return -errno;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/* Take the process over now: its CPUs as they are are its limit. */
+static int take_over(struct real *r, struct rproc *p)
+{
+	if (p->o.check_uid && nl_proc_owned_by(p->info.pid, p->o.uid) != 0)
+		return -EPERM;
+	if (hwloc_get_proc_cpubind(r->live, p->info.pid, p->orig_os,
+				   HWLOC_CPUBIND_PROCESS) < 0)
+		return -ESRCH;
+	p->pending = 0;
+	return 0;
+}
+
+/* A pending process that has exec'd is taken over; one that ran
+ * something unexpected, or another user's program, is let go. */
+void nl_real_check_pending(struct real *r, struct rproc *p)
+{
+	dev_t dev = 0;
+	ino_t ino = 0;
+	if (exe_id(p->info.pid, &dev, &ino) < 0)
+		return; /* note_ends will see it gone */
+	if (dev == p->exe_dev && ino == p->exe_ino)
+		return;
+	if (take_over(r, p) < 0)
+		p->info.end_s = r_now(&r->m);
+}
+
+int nl_real_add_children(struct real *r, struct rproc *p)
+{
+	char path[96], *text;
+	pid_t *tids;
+	size_t n;
+	int job = p->info.job;
+	pid_t pid = p->info.pid;
+	/* Copies: adding a process may move r->procs, and p with it. */
+	struct nl_real_proc o = p->o;
+
+	o.job = job;
+	o.wait_exec = 0;
+
+	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
+			 (int)pid, (int)tids[i]);
+		if (nl_proc_slurp(path, &text, NULL) < 0)
+			continue;
+		for (char *s = text, *end; *s; s = end) {
+			long c = strtol(s, &end, 10);
+			if (end == s)
+				break;
+			if (c > 0 && !proc_of(r, (pid_t)c))
+				nl_real_add_process(&r->m, (pid_t)c, &o, NULL,
+						    0);
+		}
+		free(text);
+	}
+	free(tids);
+	return 0;
+}
+
+int nl_real_forget(struct nl_machine *m, int pid)
+{
+	struct real *r = R(m);
+	struct rproc *p = proc_of(r, pid);
+	size_t j = 0;
+
+	if (!p)
+		return -ESRCH;
+	for (size_t i = 0; i < r->nth; i++) {
+		if (r->th[i].pid == pid)
+			nl_real_thread_drop(&r->th[i]);
+		else
+			r->th[j++] = r->th[i];
+	}
+	r->nth = j;
+	hwloc_bitmap_free(p->orig_os);
+	hwloc_bitmap_free(p->pinned_os);
+	*p = r->procs[--r->nprocs];
+	return 0;
+}
+
+int nl_real_add_process(struct nl_machine *m, pid_t pid,
+			const struct nl_real_proc *o, char *err, size_t errlen)
+{
+	struct real *r = R(m);
+	struct nl_task_stat st;
+	struct rproc *p;
+	uid_t uid;
+	int rc;
+
+	if (proc_of(r, pid))
+		return nl_errf(err, errlen, -EEXIST,
+			       "process %d is already managed", (int)pid);
+	rc = nl_proc_read_stat(pid, pid, &st);
+	if (rc < 0 || st.state == 'Z' || st.state == 'X')
+		return nl_errf(err, errlen, -ESRCH, "no process %d", (int)pid);
+	rc = nl_proc_uid(pid, &uid);
+	if (rc == 0 && geteuid() != 0 && uid != geteuid())
+		return nl_errf(err, errlen, -EPERM,
+			       "process %d belongs to uid %u: only root may "
+			       "manage another user's process",
+			       (int)pid, (unsigned)uid);
+	p = realloc(r->procs, sizeof(*p) * (r->nprocs + 1));
+	if (!p)
+		return nl_errf(err, errlen, -ENOMEM, "out of memory");
+	r->procs = p;
+	p = &r->procs[r->nprocs];
+	memset(p, 0, sizeof(*p));
+	p->o = *o;
+	p->info.pid = pid;
+	p->start = st.starttime;
+	p->orig_os = hwloc_bitmap_alloc();
+	p->pinned_os = hwloc_bitmap_alloc();
+	rc = !p->orig_os || !p->pinned_os ? -ENOMEM : 0;
+	if (rc == 0 && o->wait_exec) {
+		p->pending = 1;
+		rc = exe_id(pid, &p->exe_dev, &p->exe_ino);
+	} else if (rc == 0) {
+		rc = take_over(r, p);
+	}
+	if (rc < 0) {
+		hwloc_bitmap_free(p->orig_os);
+		hwloc_bitmap_free(p->pinned_os);
+		return rc == -EPERM ? nl_errf(err, errlen, rc,
+					      "process %d does not belong to "
+					      "uid %u",
+					      (int)pid, (unsigned)o->uid)
+				    : nl_errf(err, errlen, rc,
+					      "cannot take process %d over: %s",
+					      (int)pid, strerror(-rc));
+	}
+	p->info.pid = pid;
+	p->info.job = o->job;
+	p->info.start_s = r_now(m);
+	p->info.end_s = -1;
+	snprintf(p->info.name, sizeof(p->info.name), "%s", st.comm);
+	r->nprocs++;
+	return 0;
+}
+

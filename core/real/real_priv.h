@@ -1,0 +1,76 @@
+/* numalot: the real node's machine, private parts (realmachine.c, procs.c). */
+#ifndef NUMALOT_REAL_PRIV_H
+#define NUMALOT_REAL_PRIV_H
+
+#include <sys/types.h>
+
+#include "real.h"
+#include "util.h"
+
+struct rthread {
+	pid_t tid, pid;
+	unsigned long long start;
+	int cpu;                /* dense, -1 unknown */
+	struct nl_tcounters *ctr;
+	int ctr_err;
+	hwloc_bitmap_t orig_os; /* affinity to give back (OS numbers) */
+	hwloc_bitmap_t allowed; /* dense CPUs: the limit */
+	int placed;
+	int mark;
+};
+
+struct rproc {
+	struct nl_process_info info;
+	struct nl_real_proc o;
+	unsigned long long start; /* start time: a reused pid is not it */
+	int pending;              /* waiting for its exec (o.wait_exec) */
+	dev_t exe_dev;            /* what it ran when registered */
+	ino_t exe_ino;
+	hwloc_bitmap_t orig_os;   /* the process's CPUs when taken over */
+	hwloc_bitmap_t pinned_os; /* CPUs numalot bound its threads to */
+	double pages_t;
+	double pages[NL_MAX_NODES];
+	int have_pages;
+};
+
+struct real {
+	struct nl_machine m;
+	struct nl_real_options o;
+	hwloc_topology_t live;
+	struct rproc *procs;
+	size_t nprocs;
+	struct rthread *th; /* sorted by tid */
+	size_t nth, capth;
+	struct nl_thread_info *out;
+	size_t capout;
+	struct nl_process_info *infos;
+	double t0;
+};
+
+static inline struct real *R(struct nl_machine *m)
+{
+	return m->priv;
+}
+
+static inline double r_now(struct nl_machine *m)
+{
+	return nl_mono_s() - R(m)->t0;
+}
+
+static inline struct rproc *proc_of(struct real *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].info.pid == pid)
+			return &r->procs[i];
+	return NULL;
+}
+
+/* procs.c: the managed processes. */
+void nl_real_note_ends(struct real *r);
+void nl_real_check_pending(struct real *r, struct rproc *p);
+int nl_real_add_children(struct real *r, struct rproc *p);
+int nl_real_forget(struct nl_machine *m, int pid);
+/* realmachine.c */
+void nl_real_thread_drop(struct rthread *t);
+
+#endif
