@@ -37,7 +37,7 @@ NUMALOTD := $(BUILD)/numalotd
 WORKLOAD := $(BUILD)/numalot-workload
 
 .PHONY: all check test-bin run-tests clean install uninstall deps format \
-	bench demo fuzz
+	bench demo fuzz format-check
 all: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK)
 
 $(BUILD)/%.o: %.c
@@ -129,9 +129,16 @@ deps:
 fuzz:
 	tests/fuzz/run-fuzz.sh $(BUILD) $(or $(FUZZ_SECONDS),60)
 
+FORMAT_SRC = $(wildcard core/*.[ch] core/*/*.[ch] spank/*.[ch] tests/unit/*.[ch] \
+	tests/bench/*.c tests/workload/*.c tests/fuzz/*.c)
 format:
-	clang-format -i core/*.[ch] core/sim/*.[ch] core/real/*.[ch] core/cli/*.[ch] \
-		tests/unit/*.[ch] tests/bench/*.c tests/workload/*.c
+	clang-format -i $(FORMAT_SRC)
+
+# Lists the files clang-format would change (exit 1 if any).
+format-check:
+	@bad=0; for f in $(FORMAT_SRC); do \
+		clang-format "$$f" | cmp -s - "$$f" || { echo "$$f"; bad=1; }; \
+	done; exit $$bad
 
 clean:
 	rm -rf build

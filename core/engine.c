@@ -310,12 +310,15 @@ static int journal(struct edomain *d, const struct nl_action *a, double t_s,
 		d->events = n;
 		d->capevents = cap;
 	}
-	d->events[d->nevents++] = (struct event){
-		t_s,	    reason ? NL_ACT_SKIP : a->kind,
-		a->tid,	    a->other_tid,
-		a->from_cpu, a->to_cpu,
-		a->tickets, a->total_tickets,
-		reason ? reason : a->reason};
+	d->events[d->nevents++] = (struct event){t_s,
+						 reason ? NL_ACT_SKIP : a->kind,
+						 a->tid,
+						 a->other_tid,
+						 a->from_cpu,
+						 a->to_cpu,
+						 a->tickets,
+						 a->total_tickets,
+						 reason ? reason : a->reason};
 	return 0;
 }
 
@@ -370,8 +373,8 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 			continue;
 		}
 		if (a->kind == NL_ACT_SWAP &&
-		    (!u || !hwloc_bitmap_isset(u->allowed,
-					       (unsigned)a->from_cpu)))
+		    (!u ||
+		     !hwloc_bitmap_isset(u->allowed, (unsigned)a->from_cpu)))
 			why = "swap partner may not use this CPU";
 		if (!why)
 			why = place(e, t, a->to_cpu);

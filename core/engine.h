@@ -1,4 +1,5 @@
-/* numalot: the engine's loop: threads, sample, model, policy, place, journal. */
+/* numalot: the engine's loop: threads, sample, model, policy, place, journal.
+ */
 #ifndef NUMALOT_ENGINE_H
 #define NUMALOT_ENGINE_H
 

@@ -15,7 +15,7 @@ struct ethread {
 	int cpu;
 	int pinned;
 	int alive;
-	struct nl_sample acc;   /* since its domain's last step */
+	struct nl_sample acc; /* since its domain's last step */
 	struct nl_record record;
 	double perf, prev_perf;
 	int has_perf, has_prev;

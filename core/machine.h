@@ -17,17 +17,17 @@ struct nl_thread_info {
 	int tid;
 	int pid;
 	unsigned long long start_time; /* tells a reused tid from the old one */
-	int cpu;                       /* dense CPU it is on, -1 unknown */
-	hwloc_bitmap_t allowed;        /* dense CPUs it may use (machine's) */
+	int cpu;		       /* dense CPU it is on, -1 unknown */
+	hwloc_bitmap_t allowed;	       /* dense CPUs it may use (machine's) */
 };
 
 struct nl_process_info {
 	int pid;
-	int job;           /* job (migration domain) id, from the machine */
+	int job; /* job (migration domain) id, from the machine */
 	char name[64];
-	double start_s;    /* machine time it started */
-	double end_s;      /* machine time it ended, < 0 while running */
-	int threads_seen;  /* threads it has had so far */
+	double start_s;	  /* machine time it started */
+	double end_s;	  /* machine time it ended, < 0 while running */
+	int threads_seen; /* threads it has had so far */
 };
 
 struct nl_machine;
@@ -64,8 +64,8 @@ struct nl_machine_ops {
 struct nl_machine {
 	const struct nl_machine_ops *ops;
 	const struct nl_topology *topo;
-	const char *backend;   /* counter backend name: "model", "software"... */
-	unsigned measured;     /* enum nl_measured bits this machine provides */
+	const char *backend; /* counter backend name: "model", "software"... */
+	unsigned measured;   /* enum nl_measured bits this machine provides */
 	void *priv;
 };
 

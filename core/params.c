@@ -40,8 +40,14 @@ struct pdesc {
 	double min, max;
 };
 
-#define D(n, f, lo, hi) {n, P_DOUBLE, offsetof(struct nl_policy_params, f), lo, hi}
-#define I(n, f, lo, hi) {n, P_INT, offsetof(struct nl_policy_params, f), lo, hi}
+#define D(n, f, lo, hi)                                                        \
+	{                                                                      \
+		n, P_DOUBLE, offsetof(struct nl_policy_params, f), lo, hi      \
+	}
+#define I(n, f, lo, hi)                                                        \
+	{                                                                      \
+		n, P_INT, offsetof(struct nl_policy_params, f), lo, hi         \
+	}
 static const struct pdesc params[] = {
 	D("period", period_s, 0.001, 86400),
 	I("period_max_mult", period_max_mult, 1, 1024),
@@ -50,8 +56,8 @@ static const struct pdesc params[] = {
 	I("max_migrations", max_migrations, 0, 1000000),
 	I("always_worst", always_worst, 0, 1),
 	{"select", P_SELECT, offsetof(struct nl_policy_params, select), 0, 0},
-	{"rollback", P_ROLLBACK, offsetof(struct nl_policy_params, rollback),
-	 0, 0},
+	{"rollback", P_ROLLBACK, offsetof(struct nl_policy_params, rollback), 0,
+	 0},
 	D("tickets.better", tickets.better, 0, 1e6),
 	D("tickets.no_record", tickets.no_record, 0, 1e6),
 	D("tickets.worse", tickets.worse, 0, 1e6),
@@ -94,13 +100,13 @@ int nl_policy_param_set(struct nl_policy_params *p, const char *name,
 	if (!d) {
 		size_t len = 0;
 		if (err && errlen) {
-			len = (size_t)snprintf(err, errlen,
-					       "unknown parameter \"%s\" (valid:",
-					       name);
+			len = (size_t)snprintf(
+				err, errlen,
+				"unknown parameter \"%s\" (valid:", name);
 			for (size_t i = 0; i < NPARAMS && len < errlen; i++)
-				len += (size_t)snprintf(
-					err + len, errlen - len, "%s %s",
-					i ? "," : "", params[i].name);
+				len += (size_t)snprintf(err + len, errlen - len,
+							"%s %s", i ? "," : "",
+							params[i].name);
 			if (len < errlen)
 				snprintf(err + len, errlen - len, ")");
 		}
@@ -126,7 +132,8 @@ int nl_policy_param_set(struct nl_policy_params *p, const char *name,
 	    v > d->max || (d->type == P_INT && v != floor(v))) {
 		snprintf(err, errlen,
 			 "parameter %s: \"%s\" is not %s from %g to %g", name,
-			 value, d->type == P_INT ? "a whole number" : "a number",
+			 value,
+			 d->type == P_INT ? "a whole number" : "a number",
 			 d->min, d->max);
 		return -EINVAL;
 	}

@@ -56,7 +56,7 @@ int nl_perf_compute(const struct nl_sample *s, const struct nl_perf_params *p,
 		double a;
 		lat_n += s->lat_count[i];
 		lat_sum += s->lat_sum_ns[i];
-		a = (m & NL_M_LATENCY)       ? s->lat_count[i]
+		a = (m & NL_M_LATENCY)	     ? s->lat_count[i]
 		    : (m & NL_M_NODE_ACCESS) ? s->access[i]
 					     : 0;
 		if (a > best) {

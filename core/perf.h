@@ -5,31 +5,32 @@
 #include "sample.h"
 
 struct nl_perf_params {
-	double alpha;             /* latency exponent (1) */
-	double beta;              /* ops/s exponent (1) */
-	double gamma;             /* operational intensity exponent (1) */
-	double line_bytes;        /* bytes per last-level miss (64) */
-	double record_keep_s;     /* records keep full weight this long (1 s) */
-	double record_decay_s3;   /* then weight exp(-age^3 / this) (30) */
-	double record_min_weight; /* below this a record counts as none (0.05) */
+	double alpha;		  /* latency exponent (1) */
+	double beta;		  /* ops/s exponent (1) */
+	double gamma;		  /* operational intensity exponent (1) */
+	double line_bytes;	  /* bytes per last-level miss (64) */
+	double record_keep_s;	  /* records keep full weight this long (1 s) */
+	double record_decay_s3;	  /* then weight exp(-age^3 / this) (30) */
+	double record_min_weight; /* below this a record counts as none (0.05)
+				   */
 };
 
 void nl_perf_params_default(struct nl_perf_params *p);
 
 /* Which 3DyRM terms entered a thread's perf figure. */
 enum nl_perf_terms {
-	NL_T_OPS = 1u << 0,       /* ops/s from instructions (+ FP ops) */
-	NL_T_OI = 1u << 1,        /* operational intensity */
-	NL_T_LATENCY = 1u << 2,   /* mean sampled latency */
+	NL_T_OPS = 1u << 0,	  /* ops/s from instructions (+ FP ops) */
+	NL_T_OI = 1u << 1,	  /* operational intensity */
+	NL_T_LATENCY = 1u << 2,	  /* mean sampled latency */
 	NL_T_CPU_SHARE = 1u << 3, /* no ops counted: CPU share stands in */
 };
 
 struct nl_perf {
 	unsigned terms;
 	double ops_per_s;
-	double oi;          /* ops per byte */
+	double oi; /* ops per byte */
 	double latency_ns;
-	double cpu_share;   /* task-clock / wall */
+	double cpu_share; /* task-clock / wall */
 	double perf;
 	int preferred_node; /* -1 when unknown */
 };

@@ -123,8 +123,8 @@ double nl_tickets_for(const struct nl_view *v, const struct nl_policy_params *p,
 	int from = v->topo->cpu_node[from_cpu], to = v->topo->cpu_node[to_cpu];
 	double rec, n;
 
-	if (!t->has_perf || !nl_record_get(t->record, &p->perf, to, v->now_s,
-					   &rec))
+	if (!t->has_perf ||
+	    !nl_record_get(t->record, &p->perf, to, v->now_s, &rec))
 		n = tk->no_record;
 	else
 		n = rec >= t->perf ? tk->better : tk->worse;
@@ -144,16 +144,16 @@ struct step {
 	const struct nl_policy_params *p;
 	struct nl_policy_state *s;
 	struct nl_plan *plan;
-	int *cpu;      /* [nthreads] */
-	int *head;     /* [ncpus] occupancy lists over cpu[] */
-	int *next;     /* [nthreads] */
-	char *moved;   /* [nthreads] */
-	int *order;    /* [nnodes] nodes by distance */
+	int *cpu;    /* [nthreads] */
+	int *head;   /* [ncpus] occupancy lists over cpu[] */
+	int *next;   /* [nthreads] */
+	char *moved; /* [nthreads] */
+	int *order;  /* [nnodes] nodes by distance */
 	struct option {
 		int cpu;
 		int other;
 		double tickets;
-	} *opts;       /* [ncpus] */
+	} * opts; /* [ncpus] */
 };
 
 static void occ_remove(struct step *st, int i)
@@ -288,8 +288,8 @@ static int build_options(struct step *st, int i)
 				}
 			}
 			if (best >= 0)
-				st->opts[n++] = (struct option){d, best,
-								best_tk};
+				st->opts[n++] =
+					(struct option){d, best, best_tk};
 		}
 	}
 	return n;
@@ -321,8 +321,8 @@ static int move_one(struct step *st, int i, struct nl_rng *rng, int memo)
 {
 	const struct nl_view_thread *t = &st->v->threads[i];
 	int n = build_options(st, i), rc;
-	struct nl_action a = {.tid = t->tid, .other_tid = -1,
-			      .from_cpu = st->cpu[i]};
+	struct nl_action a = {
+		.tid = t->tid, .other_tid = -1, .from_cpu = st->cpu[i]};
 	double total;
 
 	if (n == 0) {
@@ -484,16 +484,16 @@ static int imar2_rollback(struct step *st)
 			occ_move(st, i, m->from_cpu);
 		}
 		s->nlast = 0;
-		s->period_mult = s->period_mult * 2 > maxm ? maxm
-							  : s->period_mult * 2;
+		s->period_mult =
+			s->period_mult * 2 > maxm ? maxm : s->period_mult * 2;
 		return 1;
 	}
 	if (ratio < 1)
-		s->period_mult = s->period_mult * 2 > maxm ? maxm
-							  : s->period_mult * 2;
+		s->period_mult =
+			s->period_mult * 2 > maxm ? maxm : s->period_mult * 2;
 	else
-		s->period_mult = s->period_mult / 2 < 1 ? 1
-							: s->period_mult / 2;
+		s->period_mult =
+			s->period_mult / 2 < 1 ? 1 : s->period_mult / 2;
 	return 0;
 }
 
@@ -560,7 +560,8 @@ int nl_policy_step(enum nl_policy_kind k, const struct nl_policy_params *p,
 			goto out;
 		s->nlast = 0;
 	}
-	cand = malloc(sizeof(int) * (size_t)(v->nthreads > 0 ? v->nthreads : 1));
+	cand = malloc(sizeof(int) *
+		      (size_t)(v->nthreads > 0 ? v->nthreads : 1));
 	if (!cand) {
 		rc = -ENOMEM;
 		goto out;
@@ -571,8 +572,7 @@ int nl_policy_step(enum nl_policy_kind k, const struct nl_policy_params *p,
 		rc = ncand;
 	for (int j = 0; j < ncand && rc == 0; j++)
 		if (!st.moved[cand[j]] && st.cpu[cand[j]] >= 0)
-			rc = move_one(&st, cand[j], rng,
-				      k == NL_POLICY_IMAR2);
+			rc = move_one(&st, cand[j], rng, k == NL_POLICY_IMAR2);
 out:
 	if (rc > 0)
 		rc = 0;

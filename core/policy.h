@@ -1,4 +1,5 @@
-/* numalot: the migration policies IMAR2, LBMA, monitor, static (ALGORITHMS.md). */
+/* numalot: the migration policies IMAR2, LBMA, monitor, static (ALGORITHMS.md).
+ */
 #ifndef NUMALOT_POLICY_H
 #define NUMALOT_POLICY_H
 
@@ -24,11 +25,12 @@ int nl_policy_from_name(const char *name, enum nl_policy_kind *k);
 const char *nl_policy_names(void);
 
 struct nl_tickets {
-	double better;    /* record on the destination >= current perf (4) */
+	double better;	  /* record on the destination >= current perf (4) */
 	double no_record; /* no record on the destination (2) */
-	double worse;     /* record on the destination is worse (1) */
+	double worse;	  /* record on the destination is worse (1) */
 	double free_cpu;  /* destination CPU is free: a plain migration (2) */
-	double preferred; /* x local/distance when D is the preferred node (4) */
+	double preferred; /* x local/distance when D is the preferred node (4)
+			   */
 	double underperforming; /* relative perf below the threshold (3) */
 };
 
@@ -36,13 +38,13 @@ enum nl_select { NL_SELECT_LOTTERY, NL_SELECT_BEST };
 enum nl_rollback { NL_ROLLBACK_ALL, NL_ROLLBACK_LOSERS };
 
 struct nl_policy_params {
-	double period_s;        /* base period (1 s) */
-	int period_max_mult;    /* IMAR2 walks 1, 2, .. this (4) */
-	double undo_threshold;  /* IMAR2 rolls back below this ratio (0.9) */
-	double perf_threshold;  /* under-performing below this relative perf */
-	int max_migrations;     /* candidate threads per step (5) */
-	int always_worst;       /* IMAR2: none below threshold -> worst (1) */
-	enum nl_select select;  /* lottery draw (default) or best ticket */
+	double period_s;       /* base period (1 s) */
+	int period_max_mult;   /* IMAR2 walks 1, 2, .. this (4) */
+	double undo_threshold; /* IMAR2 rolls back below this ratio (0.9) */
+	double perf_threshold; /* under-performing below this relative perf */
+	int max_migrations;    /* candidate threads per step (5) */
+	int always_worst;      /* IMAR2: none below threshold -> worst (1) */
+	enum nl_select select; /* lottery draw (default) or best ticket */
 	enum nl_rollback rollback;
 	struct nl_tickets tickets;
 	struct nl_perf_params perf;
@@ -66,14 +68,14 @@ struct nl_view_thread {
 	int tid;
 	int pid;
 	int domain;
-	int cpu;                 /* dense CPU it is on now */
-	int pinned;              /* numalot already bound it to one CPU */
-	int has_perf;            /* perf of this period is known */
-	double perf;             /* 3DyRM perf this period */
-	double rel_perf;         /* perf / mean perf of its process */
-	int has_prev;            /* perf of the previous step is known */
+	int cpu;	 /* dense CPU it is on now */
+	int pinned;	 /* numalot already bound it to one CPU */
+	int has_perf;	 /* perf of this period is known */
+	double perf;	 /* 3DyRM perf this period */
+	double rel_perf; /* perf / mean perf of its process */
+	int has_prev;	 /* perf of the previous step is known */
 	double prev_perf;
-	int preferred_node;      /* -1 unknown */
+	int preferred_node; /* -1 unknown */
 	const struct nl_record *record;
 	hwloc_const_bitmap_t allowed; /* dense CPUs it may ever use */
 };
@@ -96,11 +98,11 @@ struct nl_view {
 void nl_view_index(struct nl_view *v);
 
 enum nl_action_kind {
-	NL_ACT_PIN,      /* bind to one CPU (taking a thread over) */
-	NL_ACT_MIGRATE,  /* to a free CPU on another node */
-	NL_ACT_SWAP,     /* exchange CPUs with another thread */
+	NL_ACT_PIN,	 /* bind to one CPU (taking a thread over) */
+	NL_ACT_MIGRATE,	 /* to a free CPU on another node */
+	NL_ACT_SWAP,	 /* exchange CPUs with another thread */
 	NL_ACT_ROLLBACK, /* undo a move of the previous step */
-	NL_ACT_SKIP,     /* a candidate that could not be moved */
+	NL_ACT_SKIP,	 /* a candidate that could not be moved */
 };
 
 const char *nl_action_name(enum nl_action_kind k);
@@ -108,7 +110,7 @@ const char *nl_action_name(enum nl_action_kind k);
 struct nl_action {
 	enum nl_action_kind kind;
 	int tid;
-	int other_tid;  /* swap partner, -1 none */
+	int other_tid; /* swap partner, -1 none */
 	int from_cpu;
 	int to_cpu;
 	double tickets; /* tickets of the drawn move, of all candidates */

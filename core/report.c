@@ -44,7 +44,8 @@ static struct json_object *counters_json(const struct nl_machine *m,
 	/* The 3DyRM terms that really entered perf in this run. */
 	json_object_object_add(t, "ops_per_s",
 			       json_object_new_boolean(terms & NL_T_OPS));
-	json_object_object_add(t, "oi", json_object_new_boolean(terms & NL_T_OI));
+	json_object_object_add(t, "oi",
+			       json_object_new_boolean(terms & NL_T_OI));
 	json_object_object_add(t, "latency",
 			       json_object_new_boolean(terms & NL_T_LATENCY));
 	json_object_object_add(t, "cpu_share",
@@ -69,8 +70,9 @@ static struct json_object *machine_json(const struct nl_topology *topo)
 		struct json_object *row = json_object_new_array();
 		for (int j = 0; j < n; j++)
 			json_object_array_add(
-				row, json_object_new_int((int)nl_topology_distance(
-					     topo, i, j)));
+				row,
+				json_object_new_int(
+					(int)nl_topology_distance(topo, i, j)));
 		json_object_array_add(dist, row);
 	}
 	json_object_object_add(o, "distances", dist);
@@ -132,7 +134,8 @@ static struct json_object *threads_json(struct nl_engine *e, int domain)
 		nodes = json_object_new_array();
 		for (int k = 0; k < topo->nnodes; k++)
 			json_object_array_add(
-				nodes, json_object_new_double(t->time_on_node[k]));
+				nodes,
+				json_object_new_double(t->time_on_node[k]));
 		json_object_object_add(o, "tid", json_object_new_int(t->tid));
 		json_object_object_add(o, "pid", json_object_new_int(t->pid));
 		json_object_object_add(
@@ -142,8 +145,8 @@ static struct json_object *threads_json(struct nl_engine *e, int domain)
 		json_object_object_add(o, "time_per_node_s", nodes);
 		json_object_object_add(o, "migrations",
 				       json_object_new_int(t->migrations));
-		json_object_object_add(o, "periods",
-				       json_object_new_int(t->periods_measured));
+		json_object_object_add(
+			o, "periods", json_object_new_int(t->periods_measured));
 		json_object_object_add(o, "ops_per_s",
 				       jmean(t->sum_ops_per_s, t->n_ops));
 		json_object_object_add(o, "oi", jmean(t->sum_oi, t->n_oi));
@@ -179,21 +182,27 @@ static struct json_object *events_json(struct nl_engine *e,
 	for (size_t i = 0; i < d->nevents; i++) {
 		const struct event *ev = &d->events[i];
 		struct json_object *o = json_object_new_object();
-		json_object_object_add(o, "t_s", json_object_new_double(ev->t_s));
-		json_object_object_add(o, "kind", json_object_new_string(
-							  nl_action_name(ev->kind)));
+		json_object_object_add(o, "t_s",
+				       json_object_new_double(ev->t_s));
+		json_object_object_add(
+			o, "kind",
+			json_object_new_string(nl_action_name(ev->kind)));
 		json_object_object_add(o, "tid", json_object_new_int(ev->tid));
 		if (ev->other_tid >= 0)
-			json_object_object_add(o, "other_tid",
-					       json_object_new_int(ev->other_tid));
-		json_object_object_add(o, "from_cpu", cpu_json(topo, ev->from_cpu));
+			json_object_object_add(
+				o, "other_tid",
+				json_object_new_int(ev->other_tid));
+		json_object_object_add(o, "from_cpu",
+				       cpu_json(topo, ev->from_cpu));
 		json_object_object_add(o, "to_cpu", cpu_json(topo, ev->to_cpu));
 		json_object_object_add(o, "from_node",
 				       node_json(topo, ev->from_cpu));
-		json_object_object_add(o, "to_node", node_json(topo, ev->to_cpu));
+		json_object_object_add(o, "to_node",
+				       node_json(topo, ev->to_cpu));
 		if (ev->total_tickets > 0) {
-			json_object_object_add(o, "tickets",
-					       json_object_new_double(ev->tickets));
+			json_object_object_add(
+				o, "tickets",
+				json_object_new_double(ev->tickets));
 			json_object_object_add(
 				o, "total_tickets",
 				json_object_new_double(ev->total_tickets));
@@ -218,16 +227,19 @@ struct json_object *nl_engine_report(struct nl_engine *e, int domain)
 			       json_object_new_string(NUMALOT_VERSION));
 	json_object_object_add(pol, "name",
 			       json_object_new_string(nl_policy_name(d->kind)));
-	json_object_object_add(pol, "params", nl_policy_params_json(&d->params));
+	json_object_object_add(pol, "params",
+			       nl_policy_params_json(&d->params));
 	json_object_object_add(r, "policy", pol);
 	json_object_object_add(r, "domain", json_object_new_string(d->name));
-	json_object_object_add(r, "counters", counters_json(e->m, d->terms_seen));
+	json_object_object_add(r, "counters",
+			       counters_json(e->m, d->terms_seen));
 	json_object_object_add(r, "machine", machine_json(e->m->topo));
 	json_object_object_add(r, "processes", processes_json(e, domain));
 	json_object_object_add(r, "threads", threads_json(e, domain));
 	json_object_object_add(r, "events", events_json(e, d));
 	sum = json_object_new_object();
-	json_object_object_add(sum, "periods", json_object_new_int(d->sum.periods));
+	json_object_object_add(sum, "periods",
+			       json_object_new_int(d->sum.periods));
 	json_object_object_add(sum, "migrations",
 			       json_object_new_int(d->sum.migrations));
 	json_object_object_add(sum, "swaps", json_object_new_int(d->sum.swaps));
@@ -235,10 +247,12 @@ struct json_object *nl_engine_report(struct nl_engine *e, int domain)
 			       json_object_new_int(d->sum.rollbacks));
 	json_object_object_add(sum, "skips", json_object_new_int(d->sum.skips));
 	json_object_object_add(sum, "pins", json_object_new_int(d->sum.pins));
-	json_object_object_add(sum, "events_dropped",
-			       json_object_new_int64((int64_t)d->events_dropped));
-	json_object_object_add(sum, "threads_dropped",
-			       json_object_new_int64((int64_t)d->threads_dropped));
+	json_object_object_add(
+		sum, "events_dropped",
+		json_object_new_int64((int64_t)d->events_dropped));
+	json_object_object_add(
+		sum, "threads_dropped",
+		json_object_new_int64((int64_t)d->threads_dropped));
 	json_object_object_add(
 		sum, "duration_s",
 		json_object_new_double(e->m->ops->now(e->m) - d->first_s));

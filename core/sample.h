@@ -8,11 +8,11 @@
 /* Which fields of struct nl_sample were really measured. */
 enum nl_measured {
 	NL_M_INSTRUCTIONS = 1u << 0, /* instructions retired */
-	NL_M_FP_OPS = 1u << 1,       /* floating-point ops, width-weighted */
+	NL_M_FP_OPS = 1u << 1,	     /* floating-point ops, width-weighted */
 	NL_M_LLC_MISSES = 1u << 2,   /* last-level misses served by memory */
-	NL_M_LATENCY = 1u << 3,      /* sampled load latency, by node */
+	NL_M_LATENCY = 1u << 3,	     /* sampled load latency, by node */
 	NL_M_TASK_CLOCK = 1u << 4,   /* CPU time */
-	NL_M_CPU = 1u << 5,          /* CPU it last ran on */
+	NL_M_CPU = 1u << 5,	     /* CPU it last ran on */
 	NL_M_NODE_ACCESS = 1u << 6,  /* accesses (or pages) by node */
 	NL_M_SW_EVENTS = 1u << 7,    /* context switches, migrations, faults */
 };
@@ -24,12 +24,12 @@ enum nl_measured {
  */
 struct nl_sample {
 	unsigned measured;
-	double wall_s;       /* length of the interval */
+	double wall_s; /* length of the interval */
 	double instructions;
 	double fp_ops;
-	double llc_misses;   /* count of cache lines */
+	double llc_misses; /* count of cache lines */
 	double task_clock_s;
-	int cpu;             /* dense CPU index it last ran on, -1 unknown */
+	int cpu; /* dense CPU index it last ran on, -1 unknown */
 	double ctx_switches;
 	double cpu_migrations;
 	double page_faults;

@@ -31,26 +31,29 @@ static int set_source(hwloc_topology_t hw, const char *spec, char **source,
 		arg = strncmp(spec, "xml:", 4) == 0 ? spec + 4 : spec;
 		rc = hwloc_topology_set_xml(hw, arg);
 		if (rc < 0)
-			return nl_errf(err, errlen, -errno ? -errno : -EINVAL,
-				    "topology: cannot read XML file \"%s\": %s",
-				    arg, strerror(errno));
+			return nl_errf(
+				err, errlen, -errno ? -errno : -EINVAL,
+				"topology: cannot read XML file \"%s\": %s",
+				arg, strerror(errno));
 		n = strlen(arg) + 5;
 	} else {
 		arg = strncmp(spec, "synthetic:", 10) == 0 ? spec + 10 : spec;
 		if (hwloc_topology_set_synthetic(hw, arg) < 0)
-			return nl_errf(err, errlen, -EINVAL,
-				    "topology: invalid synthetic description "
-				    "\"%s\" (example: \"pack:2 numa:1 core:4 "
-				    "pu:1\")",
-				    arg);
+			return nl_errf(
+				err, errlen, -EINVAL,
+				"topology: invalid synthetic description "
+				"\"%s\" (example: \"pack:2 numa:1 core:4 "
+				"pu:1\")",
+				arg);
 		n = strlen(arg) + 11;
 	}
 	*source = malloc(n);
 	if (!*source)
 		return -ENOMEM;
-	snprintf(*source, n, "%s%s", arg == spec + 10 ? "synthetic:" :
-				     arg == spec + 4  ? "xml:"
-						      : "",
+	snprintf(*source, n, "%s%s",
+		 arg == spec + 10  ? "synthetic:"
+		 : arg == spec + 4 ? "xml:"
+				   : "",
 		 arg);
 	return 0;
 }
@@ -116,10 +119,11 @@ static int fill_maps(struct nl_topology *t, char *err, size_t errlen)
 	if (nnuma <= 0)
 		nnuma = 1;
 	if (nnuma > NL_MAX_NODES)
-		return nl_errf(err, errlen, -E2BIG,
-			    "topology: %d NUMA nodes, numalot handles at most "
-			    "%d",
-			    nnuma, NL_MAX_NODES);
+		return nl_errf(
+			err, errlen, -E2BIG,
+			"topology: %d NUMA nodes, numalot handles at most "
+			"%d",
+			nnuma, NL_MAX_NODES);
 	t->ncpus = npu;
 	t->nnodes = nnuma;
 	t->cpu_os = calloc((size_t)npu, sizeof(int));
@@ -139,10 +143,10 @@ static int fill_maps(struct nl_topology *t, char *err, size_t errlen)
 	}
 	int ncores = 0;
 	for (int i = 0; i < npu; i++) {
-		hwloc_obj_t pu = hwloc_get_obj_by_type(hw, HWLOC_OBJ_PU,
-						       (unsigned)i);
-		hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(
-			hw, HWLOC_OBJ_CORE, pu);
+		hwloc_obj_t pu =
+			hwloc_get_obj_by_type(hw, HWLOC_OBJ_PU, (unsigned)i);
+		hwloc_obj_t core =
+			hwloc_get_ancestor_obj_by_type(hw, HWLOC_OBJ_CORE, pu);
 		t->cpu_os[i] = (int)pu->os_index;
 		t->cpu_core[i] = core ? (int)core->logical_index : -1;
 		t->cpu_node[i] = -1;
@@ -185,8 +189,8 @@ int nl_topology_load(const char *spec, struct nl_topology **out, char *err,
 	rc = set_source(t->hw, spec, &t->source, err, errlen);
 	if (rc == 0 && hwloc_topology_load(t->hw) < 0)
 		rc = nl_errf(err, errlen, -EINVAL,
-			  "topology: hwloc cannot load \"%s\": %s", spec,
-			  strerror(errno));
+			     "topology: hwloc cannot load \"%s\": %s", spec,
+			     strerror(errno));
 	if (rc == 0)
 		rc = fill_maps(t, err, errlen);
 	if (rc < 0) {

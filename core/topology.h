@@ -12,18 +12,18 @@
  * numbered 0 .. nnodes-1 in hwloc's logical order; node_os[] likewise.
  */
 struct nl_topology {
-	hwloc_topology_t hw;   /* owned */
+	hwloc_topology_t hw; /* owned */
 	int ncpus;
 	int nnodes;
 	int ncores;
-	int *cpu_os;           /* [ncpus] OS index of each CPU */
-	int *cpu_node;         /* [ncpus] NUMA node of each CPU (-1: none) */
-	int *cpu_core;         /* [ncpus] core index; SMT siblings share it */
-	int *node_os;          /* [nnodes] OS index of each node */
+	int *cpu_os;	       /* [ncpus] OS index of each CPU */
+	int *cpu_node;	       /* [ncpus] NUMA node of each CPU (-1: none) */
+	int *cpu_core;	       /* [ncpus] core index; SMT siblings share it */
+	int *node_os;	       /* [nnodes] OS index of each node */
 	int *node_ncpus;       /* [nnodes] CPUs on each node (0: memory-only) */
 	unsigned *distance;    /* [nnodes * nnodes] SLIT-style, 10 = local */
 	int distances_from_os; /* 1: read from the machine; 0: 10/21 default */
-	char *source;          /* description of where it came from */
+	char *source;	       /* description of where it came from */
 };
 
 /*

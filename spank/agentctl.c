@@ -55,12 +55,13 @@ static int spawn_agent(const struct nl_site *s)
 	/* No inherited descriptors: srun must not wait for the agent. */
 	close_range(0, ~0U, 0);
 	int null = open("/dev/null", O_RDWR);
-	int log = s->log[0] ? open(s->log, O_WRONLY | O_CREAT | O_APPEND |
-						   O_NOFOLLOW,
+	int log = s->log[0] ? open(s->log,
+				   O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW,
 				   0640)
 			    : -1;
 	if (null >= 0) {
-		/* Order matters: log may sit on 1, which null is about to take. */
+		/* Order matters: log may sit on 1, which null is about to take.
+		 */
 		dup2(log >= 0 ? log : null, 2);
 		dup2(null, 0);
 		dup2(null, 1);
@@ -73,8 +74,8 @@ static int spawn_agent(const struct nl_site *s)
 	snprintf(cnt, sizeof(cnt), "--counters=%s", s->counters);
 	snprintf(topo, sizeof(topo), "--topology=%s", s->topology);
 	snprintf(rdir, sizeof(rdir), "--report-dir=%s", s->report_dir);
-	char *argv[12] = {(char *)s->agent, sock, idle, period, minp, maxp,
-			  cnt};
+	char *argv[12] = {
+		(char *)s->agent, sock, idle, period, minp, maxp, cnt};
 	int n = 7;
 	if (s->topology[0])
 		argv[n++] = topo;
@@ -96,8 +97,9 @@ int nl_agentctl_ensure(const struct nl_site *s, char *why, size_t len)
 	if (hello(s->socket) == 0)
 		return 0;
 	if (access(s->agent, X_OK) < 0) {
-		snprintf(why, len, "no agent answers at %s and %s cannot be "
-				   "run: %s",
+		snprintf(why, len,
+			 "no agent answers at %s and %s cannot be "
+			 "run: %s",
 			 s->socket, s->agent, strerror(errno));
 		return -1;
 	}
@@ -124,8 +126,10 @@ int nl_agentctl_ensure(const struct nl_site *s, char *why, size_t len)
 	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		if (nl_mono_s() > end) {
 			close(fd);
-			snprintf(why, len, "timed out waiting for the agent "
-					   "lock %s", lockpath);
+			snprintf(why, len,
+				 "timed out waiting for the agent "
+				 "lock %s",
+				 lockpath);
 			return -1;
 		}
 		usleep(20000);
@@ -205,21 +209,24 @@ static int write_as(const char *path, const char *text, uid_t uid, gid_t gid,
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		if (setgroups((size_t)(ngroups > 0 ? ngroups : 0), groups) < 0 ||
+		if (setgroups((size_t)(ngroups > 0 ? ngroups : 0), groups) <
+			    0 ||
 		    setgid(gid) < 0 || setuid(uid) < 0 ||
 		    (uid != 0 && setuid(0) == 0))
 			err = EPERM;
-		int fd = err ? -1 : open(path, O_WRONLY | O_CREAT | O_NOFOLLOW |
-						       O_NONBLOCK | O_CLOEXEC,
-					 0644);
+		int fd = err ? -1
+			     : open(path,
+				    O_WRONLY | O_CREAT | O_NOFOLLOW |
+					    O_NONBLOCK | O_CLOEXEC,
+				    0644);
 		struct stat sb;
 		if (!err && fd < 0)
 			err = errno;
 		else if (!err && (fstat(fd, &sb) < 0 || sb.st_uid != uid ||
 				  !S_ISREG(sb.st_mode)))
 			err = EEXIST; /* someone else's, or not a file */
-		if (!err && (ftruncate(fd, 0) < 0 ||
-			     write(fd, text, strlen(text)) < 0))
+		if (!err &&
+		    (ftruncate(fd, 0) < 0 || write(fd, text, strlen(text)) < 0))
 			err = errno;
 		if (write(pfd[1], &err, sizeof(err)) < 0)
 			_exit(1);
@@ -257,8 +264,7 @@ void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int registered,
 			const char *cwd)
 {
 	struct nl_request q = {.op = NL_OP_UNREGISTER, .has_step = 1};
-	char *req, *reply = NULL, why[400], node[64] = "", path[4096],
-		   user[64];
+	char *req, *reply = NULL, why[400], node[64] = "", path[4096], user[64];
 	struct json_object *r = NULL, *o = NULL, *v;
 	uid_t uid = 0;
 	gid_t gid = 0, *groups = NULL;
@@ -286,7 +292,8 @@ void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int registered,
 
 	if (registered > 0) {
 		req = nl_proto_encode(&q);
-		rc = req ? nl_proto_call(s->socket, req, &reply, CALL_TIMEOUT_MS, NL_CALL_ROOT_AGENT)
+		rc = req ? nl_proto_call(s->socket, req, &reply,
+					 CALL_TIMEOUT_MS, NL_CALL_ROOT_AGENT)
 			 : -ENOMEM;
 		free(req);
 		if (rc == 0 && (o = json_tokener_parse(reply)) &&
@@ -310,9 +317,11 @@ void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int registered,
 	if (!json_object_object_get_ex(r, "slurm", &v)) {
 		struct json_object *sl = json_object_new_object();
 		json_object_object_add(sl, "job", json_object_new_int64(q.job));
-		json_object_object_add(sl, "step", json_object_new_int64(q.step));
+		json_object_object_add(sl, "step",
+				       json_object_new_int64(q.step));
 		json_object_object_add(sl, "uid", json_object_new_int64(uid));
-		json_object_object_add(sl, "node", json_object_new_string(node));
+		json_object_object_add(sl, "node",
+				       json_object_new_string(node));
 		json_object_object_add(r, "slurm", sl);
 	}
 	if (failed && registered > 0)
@@ -324,13 +333,11 @@ void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int registered,
 	char *body = malloc(strlen(text) + 2);
 	if (body) {
 		sprintf(body, "%s\n", text);
-		if (nl_report_path(pattern[0] ? pattern
-					      : "numalot-%j.%s.%N.json",
-				   cwd, q.job, q.step, node, user, path,
-				   sizeof(path)) < 0)
+		if (nl_report_path(
+			    pattern[0] ? pattern : "numalot-%j.%s.%N.json", cwd,
+			    q.job, q.step, node, user, path, sizeof(path)) < 0)
 			slurm_error("numalot: report path too long");
-		else if ((rc = write_as(path, body, uid, gid, groups,
-					ngroups)))
+		else if ((rc = write_as(path, body, uid, gid, groups, ngroups)))
 			slurm_error("numalot: cannot write the report %s: %s",
 				    path, strerror(rc));
 		if (s->report_dir[0] &&
@@ -338,8 +345,9 @@ void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int registered,
 				   q.job, q.step, node, user, path,
 				   sizeof(path)) == 0 &&
 		    (rc = write_as(path, body, 0, 0, NULL, 0)))
-			slurm_error("numalot: cannot write the site copy %s: %s",
-				    path, strerror(rc));
+			slurm_error(
+				"numalot: cannot write the site copy %s: %s",
+				path, strerror(rc));
 		free(body);
 	}
 	json_object_put(r);

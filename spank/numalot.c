@@ -51,9 +51,9 @@ static double user_period;
 /* This step on this node. */
 static struct {
 	enum nl_choice choice;
-	int active;      /* the step is managed */
-	int registered;  /* tasks the agent took */
-	int failed;      /* the agent failed us: why, in reason */
+	int active;	/* the step is managed */
+	int registered; /* tasks the agent took */
+	int failed;	/* the agent failed us: why, in reason */
 	char reason[320];
 	char cwd[PATH_MAX];
 } step;
@@ -100,8 +100,8 @@ static void print_help(void)
 	       "(%g to %g)\n",
 	       NUMALOT_VERSION, list, nl_choice_name(site.default_choice),
 	       site.force >= 0 ? "; forced " : "",
-	       site.force >= 0 ? nl_choice_name(site.force) : "",
-	       site.period_s, site.min_period_s, site.max_period_s);
+	       site.force >= 0 ? nl_choice_name(site.force) : "", site.period_s,
+	       site.min_period_s, site.max_period_s);
 }
 
 static int opt_policy(int val, const char *optarg, int remote)
@@ -222,8 +222,8 @@ static void give_up(const char *why)
 
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
-	struct nl_request q = {.op = NL_OP_REGISTER, .has_step = 1,
-			       .has_uid = 1};
+	struct nl_request q = {
+		.op = NL_OP_REGISTER, .has_step = 1, .has_uid = 1};
 	char why[300], link[64];
 	pid_t pid;
 	uid_t uid;
@@ -269,7 +269,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 		return 0;
 	if (step.registered == 0 && !step.failed)
 		return 0;
-	nl_agentctl_finish(sp, &site, step.registered, step.failed,
-			   step.reason, user_report, step.cwd);
+	nl_agentctl_finish(sp, &site, step.registered, step.failed, step.reason,
+			   user_report, step.cwd);
 	return 0;
 }

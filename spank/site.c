@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *const choice_names[NL_CHOICE_COUNT] = {"off", "monitor",
-							   "imar2", "lbma"};
+							  "imar2", "lbma"};
 
 const char *nl_choice_name(enum nl_choice c)
 {
@@ -115,8 +115,8 @@ static int apply(struct nl_site *s, const char *key, const char *v)
 		return 0;
 	}
 	if (!strcmp(key, "counters")) {
-		if (strcmp(v, "auto") && strcmp(v, "papi") && strcmp(v, "perf") &&
-		    strcmp(v, "software"))
+		if (strcmp(v, "auto") && strcmp(v, "papi") &&
+		    strcmp(v, "perf") && strcmp(v, "software"))
 			return -1;
 		return copy(s->counters, sizeof(s->counters), v, 0);
 	}
@@ -188,7 +188,8 @@ int nl_site_parse(struct nl_site *s, int ac, char **av,
 void nl_site_allowed_list(const struct nl_site *s, char *buf, size_t len)
 {
 	static const enum nl_choice order[] = {NL_CHOICE_IMAR2, NL_CHOICE_LBMA,
-					       NL_CHOICE_MONITOR, NL_CHOICE_OFF};
+					       NL_CHOICE_MONITOR,
+					       NL_CHOICE_OFF};
 	size_t n = 0;
 	buf[0] = 0;
 	for (size_t i = 0; i < 4 && n < len; i++)
@@ -223,7 +224,8 @@ int nl_site_check_choice(const struct nl_site *s, const char *value,
 int nl_site_check_period(const struct nl_site *s, const char *value,
 			 double *out, char *msg, size_t len)
 {
-	if (!value || number(value, s->min_period_s, s->max_period_s, out) < 0) {
+	if (!value ||
+	    number(value, s->min_period_s, s->max_period_s, out) < 0) {
 		snprintf(msg, len,
 			 "numalot: invalid --numalot-period \"%.64s\" (seconds "
 			 "from %g to %g on this cluster)",

@@ -5,8 +5,13 @@
 #include <stddef.h>
 
 /* The policies a user can ask for with --numalot. */
-enum nl_choice { NL_CHOICE_OFF, NL_CHOICE_MONITOR, NL_CHOICE_IMAR2,
-		 NL_CHOICE_LBMA, NL_CHOICE_COUNT };
+enum nl_choice {
+	NL_CHOICE_OFF,
+	NL_CHOICE_MONITOR,
+	NL_CHOICE_IMAR2,
+	NL_CHOICE_LBMA,
+	NL_CHOICE_COUNT
+};
 
 const char *nl_choice_name(enum nl_choice c);
 /* 0 and *c, or -1 for a name not in "imar2, lbma, monitor, off". */
@@ -14,18 +19,18 @@ int nl_choice_from_name(const char *name, enum nl_choice *c);
 
 struct nl_site {
 	enum nl_choice default_choice; /* default= (off) */
-	unsigned allow;                /* allow= bit per choice (all) */
-	int force;                     /* force= choice, or -1 */
-	char report_dir[512];          /* report_dir= site copies, "" none */
-	char agent[512];               /* agent= path of numalotd */
-	char socket[108];              /* socket= the agent's socket */
-	char counters[16];             /* counters= auto|papi|perf|software */
-	char topology[256];            /* topology= for the agent ("" live) */
-	char log[512];                 /* log= agent's log file, "" syslog */
-	double period_s;               /* period= default (1) */
-	double min_period_s;           /* min_period= (0.1) */
-	double max_period_s;           /* max_period= (60) */
-	double idle_exit_s;            /* idle_exit= agent idle exit (60) */
+	unsigned allow;		       /* allow= bit per choice (all) */
+	int force;		       /* force= choice, or -1 */
+	char report_dir[512];	       /* report_dir= site copies, "" none */
+	char agent[512];	       /* agent= path of numalotd */
+	char socket[108];	       /* socket= the agent's socket */
+	char counters[16];	       /* counters= auto|papi|perf|software */
+	char topology[256];	       /* topology= for the agent ("" live) */
+	char log[512];		       /* log= agent's log file, "" syslog */
+	double period_s;	       /* period= default (1) */
+	double min_period_s;	       /* min_period= (0.1) */
+	double max_period_s;	       /* max_period= (60) */
+	double idle_exit_s;	       /* idle_exit= agent idle exit (60) */
 };
 
 void nl_site_default(struct nl_site *s, const char *agent_path);

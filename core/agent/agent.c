@@ -29,7 +29,6 @@
 #include "server.h"
 #include "util.h"
 
-
 static int log_level = NL_LOG_INFO, log_syslog;
 
 void nl_log_setup(int level, int use_syslog)
@@ -90,7 +89,8 @@ void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
 		return;
 	snprintf(path, sizeof(path), "%s/numalot-%u.%u.%s.json",
 		 s->cfg->report_dir, st->job, st->step, s->node);
-	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+	fd = open(path,
+		  O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
 		  0640);
 	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
 	    sb.st_uid != geteuid()) {
@@ -100,8 +100,8 @@ void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
 			close(fd);
 		return;
 	}
-	text = json_object_to_json_string_ext(report, JSON_C_TO_STRING_PRETTY |
-							      JSON_C_TO_STRING_SPACED);
+	text = json_object_to_json_string_ext(
+		report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
 	if (ftruncate(fd, 0) < 0 || write(fd, text, strlen(text)) < 0 ||
 	    write(fd, "\n", 1) < 0)
 		nl_log(NL_LOG_WARNING, "site report %s: %s", path,
@@ -208,7 +208,8 @@ static void arm(int tfd, double seconds)
 	if (seconds < 0.001)
 		seconds = 0.001;
 	its.it_value.tv_sec = (time_t)seconds;
-	its.it_value.tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9);
+	its.it_value.tv_nsec =
+		(long)((seconds - (double)(time_t)seconds) * 1e9);
 	timerfd_settime(tfd, 0, &its, NULL);
 }
 
@@ -248,7 +249,8 @@ static int loop(struct nl_server *s, int lfd, int tfd, int sfd)
 			if (p == &signal_mark) {
 				struct signalfd_siginfo si;
 				if (read(sfd, &si, sizeof(si)) > 0) {
-					nl_log(NL_LOG_INFO, "signal %u: stopping",
+					nl_log(NL_LOG_INFO,
+					       "signal %u: stopping",
 					       si.ssi_signo);
 					goto out;
 				}
@@ -283,10 +285,12 @@ static int loop(struct nl_server *s, int lfd, int tfd, int sfd)
 				if (due < 0)
 					nl_log(NL_LOG_ERROR, "engine step: %s",
 					       strerror((int)-due));
-				next_due = due < 0 || !isfinite(due)
-						   ? now + 1.0
-						   : now + (due - s->machine->ops->now(
-									s->machine));
+				next_due =
+					due < 0 || !isfinite(due)
+						? now + 1.0
+						: now + (due -
+							 s->machine->ops->now(
+								 s->machine));
 				drop_stale(s, now);
 			}
 			idle_since = now;
@@ -351,8 +355,9 @@ int nl_agent_run(const struct nl_agent_config *c)
 		if (r) {
 			json_object_object_add(
 				r, "error",
-				json_object_new_string("the agent stopped before "
-						       "the step ended"));
+				json_object_new_string(
+					"the agent stopped before "
+					"the step ended"));
 			nl_server_site_copy(&s, &s.steps[0], r);
 		}
 		json_object_put(r);

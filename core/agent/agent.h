@@ -6,14 +6,14 @@
 
 struct nl_agent_config {
 	const char *socket_path;
-	const char *topology;     /* NULL: this machine */
-	const char *report_dir;   /* site copy of every report, or NULL */
+	const char *topology;	/* NULL: this machine */
+	const char *report_dir; /* site copy of every report, or NULL */
 	enum nl_backend backend;
-	double idle_exit_s;       /* exit after this long with no step; 0 never */
+	double idle_exit_s; /* exit after this long with no step; 0 never */
 	double default_period_s;
 	double min_period_s, max_period_s;
-	double stale_s;           /* forget ended steps never unregistered */
-	int log_level;            /* 0 error, 1 warning, 2 info, 3 debug */
+	double stale_s; /* forget ended steps never unregistered */
+	int log_level;	/* 0 error, 1 warning, 2 info, 3 debug */
 	int use_syslog;
 };
 

@@ -93,8 +93,7 @@ static void reply(struct conn_set *cs, struct conn *c, const char *body)
 	epoll_ctl(cs->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
-static void read_some(struct conn_set *cs, struct conn *c,
-		      struct nl_server *s)
+static void read_some(struct conn_set *cs, struct conn *c, struct nl_server *s)
 {
 	for (;;) {
 		char *dst;
@@ -138,8 +137,8 @@ static void read_some(struct conn_set *cs, struct conn *c,
 		}
 		if (c->got >= 4 && c->got - 4 == c->need && c->body) {
 			c->body[c->need] = 0;
-			char *out = nl_server_handle(s, &c->peer, c->body,
-						     c->need);
+			char *out =
+				nl_server_handle(s, &c->peer, c->body, c->need);
 			if (!out) {
 				drop(cs, c);
 				return;

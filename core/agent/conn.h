@@ -9,19 +9,19 @@
 
 #include "server.h"
 
-#define CONN_MAX 256          /* open connections at once */
-#define CONN_MAX_PER_UID 16   /* of one (non-root) user */
-#define CONN_DEADLINE_S 2.0   /* from accept to the last byte of the reply */
+#define CONN_MAX 256	    /* open connections at once */
+#define CONN_MAX_PER_UID 16 /* of one (non-root) user */
+#define CONN_DEADLINE_S 2.0 /* from accept to the last byte of the reply */
 
 struct conn {
 	int fd;
 	struct nl_peer peer;
 	double deadline_s;
 	unsigned char hdr[4];
-	size_t got;      /* bytes of header + body read */
-	size_t need;     /* body length, once the header is in */
+	size_t got;  /* bytes of header + body read */
+	size_t need; /* body length, once the header is in */
 	char *body;
-	char *out;       /* the reply frame */
+	char *out; /* the reply frame */
 	size_t outlen, sent;
 };
 

@@ -12,15 +12,15 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: numalotd [--socket=PATH] [--topology=SPEC] "
-		"[--report-dir=DIR]\n"
-		"                [--counters=auto|papi|perf|software] "
-		"[--idle-exit=SECONDS]\n"
-		"                [--period=S] [--min-period=S] [--max-period=S]\n"
-		"                [--log-level=error|warning|info|debug] "
-		"[--syslog]\n"
-		"Serves every job step of this node; see numalotd(8).\n");
+	fprintf(f, "usage: numalotd [--socket=PATH] [--topology=SPEC] "
+		   "[--report-dir=DIR]\n"
+		   "                [--counters=auto|papi|perf|software] "
+		   "[--idle-exit=SECONDS]\n"
+		   "                [--period=S] [--min-period=S] "
+		   "[--max-period=S]\n"
+		   "                [--log-level=error|warning|info|debug] "
+		   "[--syslog]\n"
+		   "Serves every job step of this node; see numalotd(8).\n");
 }
 
 static int seconds(const char *opt, const char *v, double lo, double *out)
@@ -30,8 +30,9 @@ static int seconds(const char *opt, const char *v, double lo, double *out)
 	*out = strtod(v, &end);
 	if (end == v || *end || errno || !isfinite(*out) || *out < lo ||
 	    *out > 86400) {
-		fprintf(stderr, "numalotd: %s wants seconds from %g to 86400, "
-				"not \"%s\"\n",
+		fprintf(stderr,
+			"numalotd: %s wants seconds from %g to 86400, "
+			"not \"%s\"\n",
 			opt, lo, v);
 		return -1;
 	}
@@ -69,9 +70,10 @@ int main(int argc, char **argv)
 			c.report_dir = v;
 		} else if (IS("--counters")) {
 			if (nl_backend_from_name(v, &c.backend) < 0) {
-				fprintf(stderr, "numalotd: unknown counter "
-						"backend \"%s\" (valid: auto, "
-						"papi, perf, software)\n",
+				fprintf(stderr,
+					"numalotd: unknown counter "
+					"backend \"%s\" (valid: auto, "
+					"papi, perf, software)\n",
 					v);
 				return 2;
 			}
@@ -100,8 +102,9 @@ int main(int argc, char **argv)
 #undef IS
 		if (rc < 0) {
 			if (!strchr(a, '=') || a[0] != '-')
-				fprintf(stderr, "numalotd: unknown or "
-						"incomplete option \"%s\"\n",
+				fprintf(stderr,
+					"numalotd: unknown or "
+					"incomplete option \"%s\"\n",
 					a);
 			usage(stderr);
 			return 2;

@@ -27,13 +27,16 @@ static int get_u32(struct json_object *o, const char *key, uint32_t *out,
 {
 	struct json_object *v;
 	if (!json_object_object_get_ex(o, key, &v))
-		return required ? nl_errf(err, errlen, -EINVAL, "\"%s\" is missing", key)
+		return required ? nl_errf(err, errlen, -EINVAL,
+					  "\"%s\" is missing", key)
 				: 1;
 	if (!json_object_is_type(v, json_type_int))
-		return nl_errf(err, errlen, -EINVAL, "\"%s\" must be a whole number", key);
+		return nl_errf(err, errlen, -EINVAL,
+			       "\"%s\" must be a whole number", key);
 	int64_t x = json_object_get_int64(v);
 	if (x < 0 || x > UINT32_MAX)
-		return nl_errf(err, errlen, -EINVAL, "\"%s\" is out of range", key);
+		return nl_errf(err, errlen, -EINVAL, "\"%s\" is out of range",
+			       key);
 	*out = (uint32_t)x;
 	return 0;
 }
@@ -43,40 +46,45 @@ static int get_str(struct json_object *o, const char *key, char *out,
 {
 	struct json_object *v;
 	if (!json_object_object_get_ex(o, key, &v))
-		return required ? nl_errf(err, errlen, -EINVAL, "\"%s\" is missing", key)
+		return required ? nl_errf(err, errlen, -EINVAL,
+					  "\"%s\" is missing", key)
 				: 1;
 	if (!json_object_is_type(v, json_type_string))
-		return nl_errf(err, errlen, -EINVAL, "\"%s\" must be a string", key);
+		return nl_errf(err, errlen, -EINVAL, "\"%s\" must be a string",
+			       key);
 	const char *s = json_object_get_string(v);
 	size_t n = (size_t)json_object_get_string_len(v);
 	if (n >= size || strlen(s) != n)
-		return nl_errf(err, errlen, -EINVAL, "\"%s\" is too long or holds a NUL",
-			   key);
+		return nl_errf(err, errlen, -EINVAL,
+			       "\"%s\" is too long or holds a NUL", key);
 	memcpy(out, s, n + 1);
 	return 0;
 }
 
-static int decode_params(struct json_object *o, struct nl_request *r,
-			 char *err, size_t errlen)
+static int decode_params(struct json_object *o, struct nl_request *r, char *err,
+			 size_t errlen)
 {
 	struct json_object *p;
 	if (!json_object_object_get_ex(o, "params", &p))
 		return 0;
 	if (!json_object_is_type(p, json_type_object))
-		return nl_errf(err, errlen, -EINVAL, "\"params\" must be an object");
+		return nl_errf(err, errlen, -EINVAL,
+			       "\"params\" must be an object");
 	json_object_object_foreach(p, key, val)
 	{
 		if (r->nparams == NL_PROTO_MAX_PARAMS)
-			return nl_errf(err, errlen, -EINVAL, "\"params\": more than %d",
-				   NL_PROTO_MAX_PARAMS);
+			return nl_errf(err, errlen, -EINVAL,
+				       "\"params\": more than %d",
+				       NL_PROTO_MAX_PARAMS);
 		if (!json_object_is_type(val, json_type_string))
 			return nl_errf(err, errlen, -EINVAL,
-				   "\"params.%.40s\" must be a string", key);
+				       "\"params.%.40s\" must be a string",
+				       key);
 		const char *v = json_object_get_string(val);
 		if (strlen(key) >= sizeof(r->param_key[0]) ||
 		    strlen(v) >= sizeof(r->param_value[0]))
-			return nl_errf(err, errlen, -EINVAL, "\"params.%.40s\" is too long",
-				   key);
+			return nl_errf(err, errlen, -EINVAL,
+				       "\"params.%.40s\" is too long", key);
 		strcpy(r->param_key[r->nparams], key);
 		strcpy(r->param_value[r->nparams], v);
 		r->nparams++;
@@ -84,8 +92,8 @@ static int decode_params(struct json_object *o, struct nl_request *r,
 	return 0;
 }
 
-static int decode_fields(struct json_object *o, struct nl_request *r,
-			 char *err, size_t errlen)
+static int decode_fields(struct json_object *o, struct nl_request *r, char *err,
+			 size_t errlen)
 {
 	char op[24];
 	int rc;
@@ -96,9 +104,10 @@ static int decode_fields(struct json_object *o, struct nl_request *r,
 	r->version = (int)v;
 	if (r->version != NL_PROTO_VERSION) {
 		nl_errf(err, errlen, -EINVAL,
-		    "protocol version %u is not supported (this agent speaks "
-		    "%d)",
-		    v, NL_PROTO_VERSION);
+			"protocol version %u is not supported (this agent "
+			"speaks "
+			"%d)",
+			v, NL_PROTO_VERSION);
 		return -EPROTO;
 	}
 	if ((rc = get_str(o, "op", op, sizeof(op), 1, err, errlen)))
@@ -109,9 +118,9 @@ static int decode_fields(struct json_object *o, struct nl_request *r,
 			r->op = (enum nl_op)i;
 	if (r->op == NL_OP_COUNT)
 		return nl_errf(err, errlen, -EINVAL,
-			   "unknown op \"%s\" (valid: hello, register, "
-			   "unregister, report, status)",
-			   op);
+			       "unknown op \"%s\" (valid: hello, register, "
+			       "unregister, report, status)",
+			       op);
 	if (r->op == NL_OP_HELLO || r->op == NL_OP_STATUS)
 		return 0;
 	if ((rc = get_u32(o, "job", &r->job, 1, err, errlen)) ||
@@ -140,13 +149,14 @@ static int decode_fields(struct json_object *o, struct nl_request *r,
 	if (json_object_object_get_ex(o, "period", &p)) {
 		if (!json_object_is_type(p, json_type_double) &&
 		    !json_object_is_type(p, json_type_int))
-			return nl_errf(err, errlen, -EINVAL, "\"period\" must be a number");
+			return nl_errf(err, errlen, -EINVAL,
+				       "\"period\" must be a number");
 		r->period_s = json_object_get_double(p);
 		if (!isfinite(r->period_s) || r->period_s <= 0 ||
 		    r->period_s > 86400)
 			return nl_errf(err, errlen, -EINVAL,
-				   "\"period\" must be above 0 and at most "
-				   "86400 seconds");
+				       "\"period\" must be above 0 and at most "
+				       "86400 seconds");
 	}
 	return decode_params(o, r, err, errlen);
 }
@@ -160,18 +170,23 @@ int nl_proto_decode(const char *body, size_t len, struct nl_request *req,
 
 	memset(req, 0, sizeof(*req));
 	if (len > NL_PROTO_MAX_BYTES)
-		return nl_errf(err, errlen, -EINVAL, "request of %zu bytes is over the %d "
-					"byte limit", len, NL_PROTO_MAX_BYTES);
+		return nl_errf(err, errlen, -EINVAL,
+			       "request of %zu bytes is over the %d "
+			       "byte limit",
+			       len, NL_PROTO_MAX_BYTES);
 	tok = json_tokener_new_ex(16);
 	if (!tok)
 		return -ENOMEM;
 	o = json_tokener_parse_ex(tok, body, (int)len);
 	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
 	    json_tokener_get_parse_end(tok) != len) {
-		rc = nl_errf(err, errlen, -EINVAL, "request is not one JSON value: %s",
-			 json_tokener_error_desc(json_tokener_get_error(tok)));
+		rc = nl_errf(
+			err, errlen, -EINVAL,
+			"request is not one JSON value: %s",
+			json_tokener_error_desc(json_tokener_get_error(tok)));
 	} else if (!json_object_is_type(o, json_type_object)) {
-		rc = nl_errf(err, errlen, -EINVAL, "request must be a JSON object");
+		rc = nl_errf(err, errlen, -EINVAL,
+			     "request must be a JSON object");
 	} else {
 		rc = decode_fields(o, req, err, errlen);
 	}
@@ -204,7 +219,8 @@ char *nl_proto_encode(const struct nl_request *r)
 				       json_object_new_string(r->cpus));
 		if (r->period_s > 0)
 			json_object_object_add(
-				o, "period", json_object_new_double(r->period_s));
+				o, "period",
+				json_object_new_double(r->period_s));
 		for (int i = 0; i < r->nparams; i++)
 			json_object_object_add(
 				p, r->param_key[i],
@@ -321,10 +337,12 @@ static int connect_until(int fd, const struct sockaddr_un *sa, double deadline)
 		if (rc <= 0)
 			return rc < 0 ? -errno : -ETIMEDOUT;
 		/* A UNIX socket with a full backlog says EAGAIN: try again. */
-		if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0 ||
+		if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) ==
+			    0 ||
 		    errno == EISCONN)
 			return 0;
-		if (errno != EAGAIN && errno != EINPROGRESS && errno != EALREADY)
+		if (errno != EAGAIN && errno != EINPROGRESS &&
+		    errno != EALREADY)
 			return -errno;
 		usleep(10000);
 	}
@@ -356,7 +374,8 @@ int nl_proto_call(const char *socket_path, const char *request, char **reply,
 	if (rc == 0)
 		rc = send_until(fd, request, strlen(request), deadline);
 	if (rc == 0)
-		rc = recv_limited(fd, reply, NULL, deadline, NL_PROTO_MAX_REPLY);
+		rc = recv_limited(fd, reply, NULL, deadline,
+				  NL_PROTO_MAX_REPLY);
 	close(fd);
 	return rc;
 }

@@ -16,11 +16,11 @@
 #define NL_PROTO_MAX_REPLY (16 * 1024 * 1024)
 
 enum nl_op {
-	NL_OP_HELLO,      /* who are you (version, pid) */
-	NL_OP_REGISTER,   /* manage one task of a job step */
+	NL_OP_HELLO,	  /* who are you (version, pid) */
+	NL_OP_REGISTER,	  /* manage one task of a job step */
 	NL_OP_UNREGISTER, /* the step ended: final report, forget it */
-	NL_OP_REPORT,     /* the step's report so far */
-	NL_OP_STATUS,     /* the steps the peer may see */
+	NL_OP_REPORT,	  /* the step's report so far */
+	NL_OP_STATUS,	  /* the steps the peer may see */
 	NL_OP_COUNT
 };
 
@@ -28,14 +28,14 @@ struct nl_request {
 	int version;
 	enum nl_op op;
 	uint32_t job, step;
-	int has_step;           /* job and step were given */
-	uint32_t uid;           /* register: the job's user */
+	int has_step; /* job and step were given */
+	uint32_t uid; /* register: the job's user */
 	int has_uid;
-	pid_t pid;              /* register: the task */
-	char policy[16];        /* register */
-	double period_s;        /* register, 0: the agent's default */
-	char cpus[1024];        /* register: the task's allowed CPUs (OS list) */
-	int nparams;            /* register: policy parameters */
+	pid_t pid;	 /* register: the task */
+	char policy[16]; /* register */
+	double period_s; /* register, 0: the agent's default */
+	char cpus[1024]; /* register: the task's allowed CPUs (OS list) */
+	int nparams;	 /* register: policy parameters */
 	char param_key[NL_PROTO_MAX_PARAMS][48];
 	char param_value[NL_PROTO_MAX_PARAMS][48];
 };
@@ -69,7 +69,7 @@ int nl_proto_recv(int fd, char **body, size_t *len, int timeout_ms);
  * the reply body (malloc'd). The whole call, connect included, is bounded
  * by timeout_ms.
  */
-int nl_proto_call(const char *socket_path, const char *request,
-		  char **reply, int timeout_ms, int flags);
+int nl_proto_call(const char *socket_path, const char *request, char **reply,
+		  int timeout_ms, int flags);
 
 #endif

@@ -23,8 +23,8 @@
 #define ROOT_MAX_STEPS 4096
 #define ROOT_MAX_TASKS 4096
 
-struct nl_step *nl_server_find(struct nl_server *s, uint32_t job,
-			       uint32_t step, int any_uid, uid_t uid)
+struct nl_step *nl_server_find(struct nl_server *s, uint32_t job, uint32_t step,
+			       int any_uid, uid_t uid)
 {
 	for (size_t i = 0; i < s->nsteps; i++)
 		if (s->steps[i].job == job && s->steps[i].step == step &&
@@ -74,8 +74,8 @@ struct json_object *nl_server_step_report(struct nl_server *s,
 static int step_params(struct nl_server *s, const struct nl_request *q,
 		       struct nl_policy_params *p, char *err, size_t errlen)
 {
-	double period = q->period_s > 0 ? q->period_s
-					: s->cfg->default_period_s;
+	double period =
+		q->period_s > 0 ? q->period_s : s->cfg->default_period_s;
 	nl_policy_params_default(p);
 	if (period < s->cfg->min_period_s || period > s->cfg->max_period_s) {
 		snprintf(err, errlen,
@@ -91,8 +91,8 @@ static int step_params(struct nl_server *s, const struct nl_request *q,
 	return 0;
 }
 
-static struct json_object *refuse(const struct nl_peer *peer,
-				  const char *code, const char *msg)
+static struct json_object *refuse(const struct nl_peer *peer, const char *code,
+				  const char *msg)
 {
 	nl_log(NL_LOG_WARNING, "refused a request from pid %d uid %u: %s",
 	       (int)peer->pid, (unsigned)peer->uid, msg);
@@ -107,11 +107,9 @@ static size_t steps_of(const struct nl_server *s, uid_t uid)
 	return n;
 }
 
-static struct json_object *new_step(struct nl_server *s,
-				    const struct nl_request *q,
-				    enum nl_policy_kind k,
-				    const struct nl_policy_params *p,
-				    struct nl_step **out)
+static struct json_object *
+new_step(struct nl_server *s, const struct nl_request *q, enum nl_policy_kind k,
+	 const struct nl_policy_params *p, struct nl_step **out)
 {
 	struct nl_step *n = realloc(s->steps, sizeof(*n) * (s->nsteps + 1));
 	char name[64];
@@ -160,8 +158,8 @@ static struct json_object *do_register(struct nl_server *s,
 			 q->policy);
 		return refuse(peer, "bad-request", err);
 	}
-	if (!st && steps_of(s, q->uid) >= (root ? ROOT_MAX_STEPS
-						: USER_MAX_STEPS))
+	if (!st &&
+	    steps_of(s, q->uid) >= (root ? ROOT_MAX_STEPS : USER_MAX_STEPS))
 		return refuse(peer, "limit", "too many steps for this user");
 	if (st && st->ntasks >= (root ? ROOT_MAX_TASKS : USER_MAX_TASKS))
 		return refuse(peer, "limit", "too many tasks in this step");
@@ -179,8 +177,8 @@ static struct json_object *do_register(struct nl_server *s,
 	rc = nl_real_add_process(s->machine, q->pid, &o, err, sizeof(err));
 	if (rc < 0)
 		return refuse(peer,
-			      rc == -EPERM   ? "permission"
-			      : rc == -ESRCH ? "no-process"
+			      rc == -EPERM    ? "permission"
+			      : rc == -ESRCH  ? "no-process"
 			      : rc == -EEXIST ? "bad-request"
 					      : "internal",
 			      err);
@@ -241,10 +239,12 @@ static struct json_object *do_status(struct nl_server *s,
 			continue;
 		struct json_object *j = json_object_new_object();
 		nl_engine_summary(s->engine, st->domain, &sum);
-		json_object_object_add(j, "job", json_object_new_int64(st->job));
+		json_object_object_add(j, "job",
+				       json_object_new_int64(st->job));
 		json_object_object_add(j, "step",
 				       json_object_new_int64(st->step));
-		json_object_object_add(j, "uid", json_object_new_int64(st->uid));
+		json_object_object_add(j, "uid",
+				       json_object_new_int64(st->uid));
 		json_object_object_add(j, "tasks",
 				       json_object_new_int(st->ntasks));
 		json_object_object_add(j, "periods",
@@ -272,11 +272,13 @@ char *nl_server_handle(struct nl_server *s, const struct nl_peer *peer,
 		switch (q.op) {
 		case NL_OP_HELLO:
 			reply = ok();
-			json_object_object_add(reply, "v",
-					       json_object_new_int(NL_PROTO_VERSION));
+			json_object_object_add(
+				reply, "v",
+				json_object_new_int(NL_PROTO_VERSION));
 			json_object_object_add(
 				reply, "agent",
-				json_object_new_string("numalotd " NUMALOT_VERSION));
+				json_object_new_string(
+					"numalotd " NUMALOT_VERSION));
 			json_object_object_add(reply, "pid",
 					       json_object_new_int(getpid()));
 			break;
@@ -295,10 +297,11 @@ char *nl_server_handle(struct nl_server *s, const struct nl_peer *peer,
 		}
 	}
 	if (rc < 0)
-		nl_log(NL_LOG_WARNING, "refused a request from pid %d uid %u: %s",
+		nl_log(NL_LOG_WARNING,
+		       "refused a request from pid %d uid %u: %s",
 		       (int)peer->pid, (unsigned)peer->uid, err);
-	out = strdup(json_object_to_json_string_ext(reply,
-						    JSON_C_TO_STRING_PLAIN));
+	out = strdup(
+		json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN));
 	json_object_put(reply);
 	return out;
 }

@@ -43,8 +43,8 @@ char *nl_server_handle(struct nl_server *s, const struct nl_peer *peer,
 		       const char *body, size_t len);
 
 /* The step job.step of user uid (any user's with any_uid). */
-struct nl_step *nl_server_find(struct nl_server *s, uint32_t job,
-			       uint32_t step, int any_uid, uid_t uid);
+struct nl_step *nl_server_find(struct nl_server *s, uint32_t job, uint32_t step,
+			       int any_uid, uid_t uid);
 /* The step's report with its Slurm identity added. */
 struct json_object *nl_server_step_report(struct nl_server *s,
 					  struct nl_step *st);

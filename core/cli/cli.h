@@ -33,7 +33,6 @@ int nl_cli_param(const char *cmd, struct nl_policy_params *p, const char *kv);
 
 /* Write a json-c object to path (pretty, with a final newline). */
 struct json_object;
-int nl_cli_write_json(const char *cmd, const char *path,
-		      struct json_object *o);
+int nl_cli_write_json(const char *cmd, const char *path, struct json_object *o);
 
 #endif

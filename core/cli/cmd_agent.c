@@ -23,7 +23,8 @@ static int call(const char *cmd, const char *sock, const char *req,
 	}
 	*reply = json_tokener_parse(text);
 	if (!*reply)
-		nl_cli_error(cmd, "the agent's reply is not JSON: %.200s", text);
+		nl_cli_error(cmd, "the agent's reply is not JSON: %.200s",
+			     text);
 	free(text);
 	return *reply ? 0 : -1;
 }
@@ -48,8 +49,9 @@ int nl_cmd_status(int argc, char **argv)
 		else if (!strcmp(argv[i], "--json"))
 			json = 1;
 		else {
-			nl_cli_error("status", "unknown option \"%s\" (valid: "
-					       "--socket=PATH, --json)",
+			nl_cli_error("status",
+				     "unknown option \"%s\" (valid: "
+				     "--socket=PATH, --json)",
 				     argv[i]);
 			return NL_EXIT_USAGE;
 		}
@@ -64,10 +66,11 @@ int nl_cmd_status(int argc, char **argv)
 		printf("%-10s %-10s %-8s %6s %8s\n", "job", "step", "uid",
 		       "tasks", "periods");
 		for (size_t i = 0; i < json_object_array_length(steps); i++) {
-			struct json_object *s = json_object_array_get_idx(steps, i);
+			struct json_object *s =
+				json_object_array_get_idx(steps, i);
 			printf("%-10s %-10s %-8s %6s %8s\n", jstr(s, "job"),
-			       jstr(s, "step"), jstr(s, "uid"), jstr(s, "tasks"),
-			       jstr(s, "periods"));
+			       jstr(s, "step"), jstr(s, "uid"),
+			       jstr(s, "tasks"), jstr(s, "periods"));
 		}
 	} else {
 		nl_cli_error("status", "%s", jstr(r, "message"));
@@ -101,7 +104,8 @@ int nl_cmd_request(int argc, char **argv)
 	}
 	if (call("request", sock, req, &r) < 0)
 		return NL_EXIT_FAIL;
-	printf("%s\n", json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN));
+	printf("%s\n",
+	       json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN));
 	ok = json_object_object_get_ex(r, "ok", &okv) &&
 	     json_object_get_boolean(okv);
 	json_object_put(r);

@@ -1,4 +1,5 @@
-/* numalot info: what this node offers numalot, and why not where it does not. */
+/* numalot info: what this node offers numalot, and why not where it does not.
+ */
 #include <stdio.h>
 #include <string.h>
 
@@ -22,15 +23,18 @@ static struct json_object *info_json(const struct nl_topology *t,
 
 	json_object_object_add(o, "numalot",
 			       json_object_new_string(NUMALOT_VERSION));
-	json_object_object_add(topo, "source", json_object_new_string(t->source));
+	json_object_object_add(topo, "source",
+			       json_object_new_string(t->source));
 	json_object_object_add(topo, "nodes", json_object_new_int(t->nnodes));
 	json_object_object_add(topo, "cores", json_object_new_int(t->ncores));
 	json_object_object_add(topo, "cpus", json_object_new_int(t->ncpus));
 	for (int i = 0; i < t->nnodes; i++) {
 		struct json_object *row = json_object_new_array();
 		for (int j = 0; j < t->nnodes; j++)
-			json_object_array_add(row, json_object_new_int(
-				(int)nl_topology_distance(t, i, j)));
+			json_object_array_add(
+				row,
+				json_object_new_int(
+					(int)nl_topology_distance(t, i, j)));
 		json_object_array_add(dist, row);
 	}
 	json_object_object_add(topo, "distances", dist);
@@ -41,9 +45,10 @@ static struct json_object *info_json(const struct nl_topology *t,
 	json_object_object_add(o, "topology", topo);
 	json_object_object_add(cnt, "perf_event_paranoid",
 			       json_object_new_int(p->perf_event_paranoid));
-	json_object_object_add(cnt, "pmu", json_object_new_boolean(p->pmu_present));
-	json_object_object_add(cnt, "auto",
-			       json_object_new_string(nl_backend_name(p->best)));
+	json_object_object_add(cnt, "pmu",
+			       json_object_new_boolean(p->pmu_present));
+	json_object_object_add(
+		cnt, "auto", json_object_new_string(nl_backend_name(p->best)));
 	for (int b = NL_BACKEND_PAPI; b < NL_BACKEND_COUNT; b++) {
 		const struct nl_probe_backend *pb = &p->backend[b];
 		struct json_object *jb = json_object_new_object();
@@ -54,26 +59,29 @@ static struct json_object *info_json(const struct nl_topology *t,
 				       json_object_new_string(pb->reason));
 		for (int i = 0; i < pb->nevents; i++) {
 			struct json_object *e = json_object_new_object();
-			json_object_object_add(e, "name", json_object_new_string(
-							       pb->events[i].name));
-			json_object_object_add(e, "available",
-					       json_object_new_boolean(
-						       pb->events[i].available));
-			json_object_object_add(e, "reason", json_object_new_string(
-							       pb->events[i].reason));
+			json_object_object_add(
+				e, "name",
+				json_object_new_string(pb->events[i].name));
+			json_object_object_add(
+				e, "available",
+				json_object_new_boolean(
+					pb->events[i].available));
+			json_object_object_add(
+				e, "reason",
+				json_object_new_string(pb->events[i].reason));
 			json_object_array_add(ev, e);
 		}
 		json_object_object_add(jb, "events", ev);
 		json_object_object_add(cnt, nl_backend_name(b), jb);
 	}
 	json_object_object_add(o, "counters", cnt);
-	json_object_object_add(o, "numa_balancing",
-			       p->numa_balancing < 0
-				       ? NULL
-				       : json_object_new_int(p->numa_balancing));
+	json_object_object_add(
+		o, "numa_balancing",
+		p->numa_balancing < 0 ? NULL
+				      : json_object_new_int(p->numa_balancing));
 	for (int k = 0; k < NL_POLICY_COUNT; k++)
-		json_object_array_add(pol, json_object_new_string(
-						   nl_policy_name(k)));
+		json_object_array_add(
+			pol, json_object_new_string(nl_policy_name(k)));
 	json_object_object_add(o, "policies", pol);
 	return o;
 }
@@ -112,7 +120,7 @@ static void print_text(const struct nl_topology *t, const struct nl_probe *p)
 	}
 	printf("  --counters=auto picks: %s\n", nl_backend_name(p->best));
 	printf("\nautomatic NUMA balancing (kernel.numa_balancing): %s\n",
-	       p->numa_balancing < 0   ? "unknown (no sysctl)"
+	       p->numa_balancing < 0	? "unknown (no sysctl)"
 	       : p->numa_balancing == 0 ? "off"
 					: "on");
 	printf("\npolicies: %s\n", nl_policy_names());
@@ -132,8 +140,9 @@ int nl_cmd_info(int argc, char **argv)
 		else if (!strcmp(argv[i], "--json"))
 			json = 1;
 		else {
-			nl_cli_error(CMD, "%s \"%s\" (valid: --topology=SPEC, "
-					  "--json)",
+			nl_cli_error(CMD,
+				     "%s \"%s\" (valid: --topology=SPEC, "
+				     "--json)",
 				     missing ? "a value is missing after"
 					     : "unknown option",
 				     argv[i]);
@@ -147,9 +156,10 @@ int nl_cmd_info(int argc, char **argv)
 	nl_counters_probe(0, &p);
 	if (json) {
 		struct json_object *o = info_json(t, &p);
-		printf("%s\n", json_object_to_json_string_ext(
-				       o, JSON_C_TO_STRING_PRETTY |
-						  JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n",
+		       json_object_to_json_string_ext(
+			       o, JSON_C_TO_STRING_PRETTY |
+					  JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else {
 		print_text(t, &p);

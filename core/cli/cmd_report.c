@@ -10,7 +10,8 @@ static struct json_object *at(struct json_object *o, const char *path)
 {
 	char buf[128], *save, *k;
 	snprintf(buf, sizeof(buf), "%s", path);
-	for (k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save))
+	for (k = strtok_r(buf, ".", &save); k && o;
+	     k = strtok_r(NULL, ".", &save))
 		if (!json_object_object_get_ex(o, k, &o))
 			return NULL;
 	return o;
@@ -43,16 +44,19 @@ static void summarise(const char *file, struct json_object *r)
 	       s(r, "policy.name"), s(r, "policy.params.period"),
 	       s(r, "counters.backend"),
 	       json_object_get_boolean(at(r, "counters.perf_terms.ops_per_s"))
-		       ? "yes" : "no",
+		       ? "yes"
+		       : "no",
 	       json_object_get_boolean(at(r, "counters.perf_terms.oi")) ? "yes"
 									: "no",
 	       json_object_get_boolean(at(r, "counters.perf_terms.latency"))
-		       ? "yes" : "no",
+		       ? "yes"
+		       : "no",
 	       json_object_get_boolean(at(r, "counters.perf_terms.cpu_share"))
 		       ? "; CPU share stood in for ops/s"
 		       : "");
-	printf("  machine: %s NUMA nodes, %s CPUs (%s)\n", s(r, "machine.nodes"),
-	       s(r, "machine.cpus"), s(r, "machine.topology"));
+	printf("  machine: %s NUMA nodes, %s CPUs (%s)\n",
+	       s(r, "machine.nodes"), s(r, "machine.cpus"),
+	       s(r, "machine.topology"));
 	for (size_t k = 0; pr && k < json_object_array_length(pr); k++) {
 		struct json_object *p = json_object_array_get_idx(pr, k);
 		printf("  process %s (%s): %s threads, %s %s s\n", s(p, "pid"),
@@ -87,7 +91,8 @@ int nl_cmd_report(int argc, char **argv)
 			continue;
 		}
 		if (json_object_object_get_ex(r, "reports", &list))
-			for (size_t j = 0; j < json_object_array_length(list); j++)
+			for (size_t j = 0; j < json_object_array_length(list);
+			     j++)
 				summarise(argv[k],
 					  json_object_array_get_idx(list, j));
 		else

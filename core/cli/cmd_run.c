@@ -79,9 +79,10 @@ static int parse(int argc, char **argv, struct run_args *a)
 		}
 		if ((v = nl_cli_option("policy", argc, argv, &i, &missing))) {
 			if (nl_policy_from_name(v, &a->policy) < 0) {
-				nl_cli_error(a->cmd,
-					     "unknown policy \"%s\" (valid: %s)",
-					     v, nl_policy_names());
+				nl_cli_error(
+					a->cmd,
+					"unknown policy \"%s\" (valid: %s)", v,
+					nl_policy_names());
 				return -1;
 			}
 		} else if ((v = nl_cli_option("period", argc, argv, &i,
@@ -114,8 +115,10 @@ static int parse(int argc, char **argv, struct run_args *a)
 			char *end;
 			a->seed = strtoull(v, &end, 10);
 			if (!*v || *end || *v == '-') {
-				nl_cli_error(a->cmd, "--seed wants a whole "
-						     "number, not \"%s\"", v);
+				nl_cli_error(a->cmd,
+					     "--seed wants a whole "
+					     "number, not \"%s\"",
+					     v);
 				return -1;
 			}
 		} else if (!strcmp(argv[i], "--children")) {
@@ -298,9 +301,10 @@ static int run_or_attach(int argc, char **argv, const char *cmd)
 			nl_cli_error(cmd, "not managing: %s", err);
 		manage(&a, m);
 		int w;
-		while ((w = (int)waitpid(pid, &wstatus, 0)) < 0 && errno == EINTR)
+		while ((w = (int)waitpid(pid, &wstatus, 0)) < 0 &&
+		       errno == EINTR)
 			;
-		status = w < 0			? NL_EXIT_FAIL
+		status = w < 0		      ? NL_EXIT_FAIL
 			 : WIFEXITED(wstatus) ? WEXITSTATUS(wstatus)
 					      : 128 + WTERMSIG(wstatus);
 	} else {

@@ -84,27 +84,35 @@ static void usage(FILE *f)
 		"commands:\n"
 		"  sim SCENARIO.json [--policy=P] [--os=MODE] [--seed=N]\n"
 		"                    [--report=FILE] [--param KEY=VALUE ...]\n"
-		"      run a scenario on the simulated NUMA node under a policy\n"
+		"      run a scenario on the simulated NUMA node under a "
+		"policy\n"
 		"      or a baseline (linux, linux-nonuma, best-static,\n"
-		"      ideal-locality); MODE: linux (default), linux-nonuma, none\n"
-		"  bench [--policies=LIST] [--seeds=N] [--jobs=N] [--json=FILE]\n"
+		"      ideal-locality); MODE: linux (default), linux-nonuma, "
+		"none\n"
+		"  bench [--policies=LIST] [--seeds=N] [--jobs=N] "
+		"[--json=FILE]\n"
 		"        [--svg=FILE] [--param KEY=VALUE] [--os=MODE]\n"
 		"        [SCENARIO|FOLDER ...]\n"
-		"      every scenario (default etc/scenarios/set/) under every\n"
+		"      every scenario (default etc/scenarios/set/) under "
+		"every\n"
 		"      policy and baseline, compared with linux\n"
 		"  run [OPTIONS] -- CMD [ARGS]\n"
 		"      start CMD and manage its threads until it exits\n"
 		"  attach [OPTIONS] PID...\n"
-		"      manage running processes until they exit or SIGINT/SIGTERM\n"
-		"      OPTIONS: --policy=P --period=SECONDS --counters=auto|papi|\n"
+		"      manage running processes until they exit or "
+		"SIGINT/SIGTERM\n"
+		"      OPTIONS: --policy=P --period=SECONDS "
+		"--counters=auto|papi|\n"
 		"      perf|software --report=FILE --param KEY=VALUE --seed=N\n"
 		"      --topology=SPEC --children\n"
 		"  info [--topology=SPEC] [--json]\n"
-		"      topology, counters (and why not), NUMA balancing, policies\n"
+		"      topology, counters (and why not), NUMA balancing, "
+		"policies\n"
 		"  status [--socket=PATH] [--json]\n"
 		"      the job steps the node's agent numalotd manages\n"
 		"  request [--socket=PATH] JSON\n"
-		"      send one protocol request to numalotd (docs/protocol.md)\n"
+		"      send one protocol request to numalotd "
+		"(docs/protocol.md)\n"
 		"  report FILE...    summarise numalot JSON reports\n"
 		"  version           print the version\n"
 		"\n"
@@ -147,8 +155,10 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return NL_EXIT_OK;
 	}
-	fprintf(stderr, "numalot: unknown command \"%s\" (valid: sim, bench, run, attach, info, "
-			"status, request, report, version, help)\n",
+	fprintf(stderr,
+		"numalot: unknown command \"%s\" (valid: sim, bench, run, "
+		"attach, info, "
+		"status, request, report, version, help)\n",
 		argv[1]);
 	return NL_EXIT_USAGE;
 }

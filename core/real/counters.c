@@ -23,8 +23,8 @@
 #include "procfs.h"
 #include "util.h"
 
-static const char *const backend_names[NL_BACKEND_COUNT] = {
-	"auto", "papi", "perf", "software"};
+static const char *const backend_names[NL_BACKEND_COUNT] = {"auto", "papi",
+							    "perf", "software"};
 
 const char *nl_backend_name(enum nl_backend b)
 {
@@ -79,16 +79,16 @@ enum hw_kind { HW_NONE, HW_PERF, HW_PAPI };
 
 struct nl_tcounters {
 	pid_t pid, tid;
-	int sw_fd[NSW];       /* -1 where not open; [0] leads the group */
-	int proc_fallback;    /* no perf_event: utime+stime from /proc */
+	int sw_fd[NSW];	   /* -1 where not open; [0] leads the group */
+	int proc_fallback; /* no perf_event: utime+stime from /proc */
 	uint64_t sw_prev[NSW];
 	unsigned long long ticks_prev;
 	enum hw_kind hw;
-	int hw_fd[2];         /* perf: instructions, LLC misses */
+	int hw_fd[2]; /* perf: instructions, LLC misses */
 	uint64_t hw_prev[2];
 	int papi_set;
 	int papi_n;
-	int papi_code[3];     /* PAPI_TOT_INS, PAPI_FP_OPS, LLC misses */
+	int papi_code[3]; /* PAPI_TOT_INS, PAPI_FP_OPS, LLC misses */
 	long long papi_prev[3];
 	double t_prev;
 };
@@ -96,9 +96,9 @@ struct nl_tcounters {
 static int sw_open(struct nl_tcounters *c)
 {
 	for (int i = 0; i < NSW; i++) {
-		c->sw_fd[i] = perf_open(PERF_TYPE_SOFTWARE, sw_events[i],
-					c->tid, i ? c->sw_fd[0] : -1,
-					PERF_FORMAT_GROUP);
+		c->sw_fd[i] =
+			perf_open(PERF_TYPE_SOFTWARE, sw_events[i], c->tid,
+				  i ? c->sw_fd[0] : -1, PERF_FORMAT_GROUP);
 		if (c->sw_fd[i] < 0) {
 			int rc = c->sw_fd[i];
 			if (i == 0) {
@@ -174,8 +174,8 @@ static int papi_llc_code(void)
 
 static int hw_papi_open(struct nl_tcounters *c)
 {
-	int set = PAPI_NULL, want[3] = {PAPI_TOT_INS, PAPI_FP_OPS,
-					papi_llc_code()};
+	int set = PAPI_NULL,
+	    want[3] = {PAPI_TOT_INS, PAPI_FP_OPS, papi_llc_code()};
 	if (!papi_ready())
 		return -ENOENT;
 	if (PAPI_create_eventset(&set) != PAPI_OK)

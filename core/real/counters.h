@@ -36,11 +36,11 @@ struct nl_probe_backend {
 
 /* What this node offers, found by trying (not by trusting what is listed). */
 struct nl_probe {
-	int perf_event_paranoid;   /* -1000 unknown */
-	int pmu_present;           /* /sys/bus/event_source/devices/cpu exists */
-	int numa_balancing;        /* /proc/sys/kernel/numa_balancing, -1 unknown */
+	int perf_event_paranoid; /* -1000 unknown */
+	int pmu_present;	 /* /sys/bus/event_source/devices/cpu exists */
+	int numa_balancing; /* /proc/sys/kernel/numa_balancing, -1 unknown */
 	struct nl_probe_backend backend[NL_BACKEND_COUNT];
-	enum nl_backend best;      /* what auto picks */
+	enum nl_backend best; /* what auto picks */
 };
 
 /*

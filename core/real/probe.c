@@ -28,25 +28,26 @@ void nl_probe_perf_reason(char *buf, size_t len, int err, int paranoid,
 	case EACCES:
 	case EPERM:
 		snprintf(buf, len,
-		    "not permitted (perf_event_paranoid=%d; needs root, "
-		    "CAP_PERFMON or a lower paranoid setting)",
-		    paranoid);
+			 "not permitted (perf_event_paranoid=%d; needs root, "
+			 "CAP_PERFMON or a lower paranoid setting)",
+			 paranoid);
 		break;
 	case ENOENT:
 	case EOPNOTSUPP:
 	case EINVAL:
 		snprintf(buf, len, "%s",
-		    pmu_present ? "not supported by this CPU or kernel"
-				   : "no PMU: the kernel exposes no hardware "
-				     "counters (a virtual machine without a "
-				     "virtual PMU?)");
+			 pmu_present ? "not supported by this CPU or kernel"
+				     : "no PMU: the kernel exposes no hardware "
+				       "counters (a virtual machine without a "
+				       "virtual PMU?)");
 		break;
 	case EBUSY:
 		snprintf(buf, len, "counter in use by another tool");
 		break;
 	case EMFILE:
 	case ENFILE:
-		snprintf(buf, len, "out of file descriptors (raise RLIMIT_NOFILE)");
+		snprintf(buf, len,
+			 "out of file descriptors (raise RLIMIT_NOFILE)");
 		break;
 	default:
 		snprintf(buf, len, "perf_event_open failed: %s", strerror(err));
@@ -92,13 +93,14 @@ static void probe_software(struct nl_probe *p, pid_t tid)
 	b->available = 1;
 	if (b->events[0].available)
 		snprintf(b->reason, sizeof(b->reason),
-		    "CPU time and software events per thread; no ops, OI or "
-		    "latency: perf is the CPU share, plus data locality");
+			 "CPU time and software events per thread; no ops, OI "
+			 "or "
+			 "latency: perf is the CPU share, plus data locality");
 	else
 		snprintf(b->reason, sizeof(b->reason),
-		    "task-clock unavailable (%s): CPU time from /proc "
-		    "utime+stime, at clock-tick resolution",
-		    b->events[0].reason);
+			 "task-clock unavailable (%s): CPU time from /proc "
+			 "utime+stime, at clock-tick resolution",
+			 b->events[0].reason);
 }
 
 static void probe_perf(struct nl_probe *p, pid_t tid)
@@ -119,26 +121,29 @@ static void probe_perf(struct nl_probe *p, pid_t tid)
 		   F_OK) == 0) {
 		e->available = 0;
 		snprintf(e->reason, sizeof(e->reason),
-		    "Intel PEBS mem-loads exposed by the kernel; latency "
-		    "sampling is not implemented yet in numalot");
+			 "Intel PEBS mem-loads exposed by the kernel; latency "
+			 "sampling is not implemented yet in numalot");
 	} else if (access("/sys/bus/event_source/devices/ibs_op", F_OK) == 0) {
-		snprintf(e->reason, sizeof(e->reason),
-		    "AMD IBS op exposed by the kernel; latency sampling is "
-		    "not implemented yet in numalot");
+		snprintf(
+			e->reason, sizeof(e->reason),
+			"AMD IBS op exposed by the kernel; latency sampling is "
+			"not implemented yet in numalot");
 	} else {
 		snprintf(e->reason, sizeof(e->reason),
-		    "neither Intel PEBS mem-loads nor AMD IBS is exposed by "
-		    "the kernel");
+			 "neither Intel PEBS mem-loads nor AMD IBS is exposed "
+			 "by "
+			 "the kernel");
 	}
 	b->available = b->events[0].available && b->events[2].available;
 	if (b->available)
 		snprintf(b->reason, sizeof(b->reason),
-		    "instructions and last-level misses per thread: ops/s and "
-		    "OI; no latency term");
+			 "instructions and last-level misses per thread: ops/s "
+			 "and "
+			 "OI; no latency term");
 	else
 		snprintf(b->reason, sizeof(b->reason), "%s",
-		    !b->events[0].available ? b->events[0].reason
-					    : b->events[2].reason);
+			 !b->events[0].available ? b->events[0].reason
+						 : b->events[2].reason);
 }
 
 static void probe_papi(struct nl_probe *p, pid_t tid)
@@ -157,14 +162,16 @@ static void probe_papi(struct nl_probe *p, pid_t tid)
 
 	if (v != PAPI_VER_CURRENT && v != PAPI_EINVAL /* already done */) {
 		snprintf(b->reason, sizeof(b->reason),
-		    "PAPI_library_init failed: %s",
-		    v > 0 ? "version mismatch" : PAPI_strerror(v));
+			 "PAPI_library_init failed: %s",
+			 v > 0 ? "version mismatch" : PAPI_strerror(v));
 		return;
 	}
 	const PAPI_component_info_t *ci = PAPI_get_component_info(0);
 	if (ci && ci->disabled) {
-		snprintf(b->reason, sizeof(b->reason), "PAPI CPU component %.40s "
-		    "disabled: %.180s", ci->name, ci->disabled_reason);
+		snprintf(b->reason, sizeof(b->reason),
+			 "PAPI CPU component %.40s "
+			 "disabled: %.180s",
+			 ci->name, ci->disabled_reason);
 	}
 	int present = 0;
 	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
@@ -172,9 +179,10 @@ static void probe_papi(struct nl_probe *p, pid_t tid)
 		e->name = presets[i].name;
 		if (PAPI_query_event(presets[i].code) != PAPI_OK) {
 			snprintf(e->reason, sizeof(e->reason),
-			    "not available on this CPU (PAPI finds %d hardware "
-			    "counters)",
-			    PAPI_num_cmp_hwctrs(0));
+				 "not available on this CPU (PAPI finds %d "
+				 "hardware "
+				 "counters)",
+				 PAPI_num_cmp_hwctrs(0));
 			continue;
 		}
 		/* Listed is not usable: attach to a thread and start it. */
@@ -192,10 +200,11 @@ static void probe_papi(struct nl_probe *p, pid_t tid)
 			PAPI_stop(set, &val);
 			e->available = 1;
 			present++;
-			snprintf(e->reason, sizeof(e->reason), "started on a thread");
+			snprintf(e->reason, sizeof(e->reason),
+				 "started on a thread");
 		} else {
 			snprintf(e->reason, sizeof(e->reason),
-			    "listed but unusable: %s", PAPI_strerror(rc));
+				 "listed but unusable: %s", PAPI_strerror(rc));
 		}
 		if (set != PAPI_NULL) {
 			PAPI_cleanup_eventset(set);
@@ -205,9 +214,11 @@ static void probe_papi(struct nl_probe *p, pid_t tid)
 	b->available = b->events[0].available;
 	if (b->available)
 		snprintf(b->reason, sizeof(b->reason),
-		    "%d of %d presets usable per thread", present, b->nevents);
+			 "%d of %d presets usable per thread", present,
+			 b->nevents);
 	else if (!b->reason[0])
-		snprintf(b->reason, sizeof(b->reason), "%s", b->events[0].reason);
+		snprintf(b->reason, sizeof(b->reason), "%s",
+			 b->events[0].reason);
 }
 
 void nl_counters_probe(pid_t tid, struct nl_probe *out)
@@ -229,12 +240,11 @@ void nl_counters_probe(pid_t tid, struct nl_probe *out)
 	probe_perf(out, tid);
 	probe_papi(out, tid);
 	out->backend[NL_BACKEND_AUTO].available = 1;
-	out->best = out->backend[NL_BACKEND_PAPI].available
-			    ? NL_BACKEND_PAPI
+	out->best = out->backend[NL_BACKEND_PAPI].available ? NL_BACKEND_PAPI
 		    : out->backend[NL_BACKEND_PERF].available
 			    ? NL_BACKEND_PERF
 			    : NL_BACKEND_SOFTWARE;
 	snprintf(out->backend[NL_BACKEND_AUTO].reason,
-	    sizeof(out->backend[NL_BACKEND_AUTO].reason), "picks %s",
-	    nl_backend_name(out->best));
+		 sizeof(out->backend[NL_BACKEND_AUTO].reason), "picks %s",
+		 nl_backend_name(out->best));
 }

@@ -11,11 +11,11 @@
 struct nl_task_stat {
 	char comm[64];
 	char state;
-	int ppid;                       /* field 4 */
+	int ppid;			/* field 4 */
 	unsigned long long utime_ticks; /* field 14 */
 	unsigned long long stime_ticks; /* field 15 */
-	unsigned long long starttime;   /* field 22, ticks after boot */
-	int processor;                  /* field 39: CPU it last ran on */
+	unsigned long long starttime;	/* field 22, ticks after boot */
+	int processor;			/* field 39: CPU it last ran on */
 };
 
 /*

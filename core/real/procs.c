@@ -200,4 +200,3 @@ int nl_real_add_process(struct nl_machine *m, pid_t pid,
 	r->nprocs++;
 	return 0;
 }
-

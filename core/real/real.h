@@ -10,8 +10,8 @@
 #include "machine.h"
 
 struct nl_real_options {
-	enum nl_backend backend;       /* AUTO is resolved by probing */
-	int follow_children;           /* manage child processes too */
+	enum nl_backend backend;	   /* AUTO is resolved by probing */
+	int follow_children;		   /* manage child processes too */
 	const volatile sig_atomic_t *stop; /* wait() ends early when set */
 };
 

@@ -10,7 +10,7 @@
 struct rthread {
 	pid_t tid, pid;
 	unsigned long long start;
-	int cpu;                /* dense, -1 unknown */
+	int cpu; /* dense, -1 unknown */
 	struct nl_tcounters *ctr;
 	int ctr_err;
 	hwloc_bitmap_t orig_os; /* affinity to give back (OS numbers) */
@@ -23,10 +23,10 @@ struct rproc {
 	struct nl_process_info info;
 	struct nl_real_proc o;
 	unsigned long long start; /* start time: a reused pid is not it */
-	int pending;              /* waiting for its exec (o.wait_exec) */
-	dev_t exe_dev;            /* what it ran when registered */
+	int pending;		  /* waiting for its exec (o.wait_exec) */
+	dev_t exe_dev;		  /* what it ran when registered */
 	ino_t exe_ino;
-	hwloc_bitmap_t orig_os;   /* the process's CPUs when taken over */
+	hwloc_bitmap_t orig_os;	  /* the process's CPUs when taken over */
 	hwloc_bitmap_t pinned_os; /* CPUs numalot bound its threads to */
 	double pages_t;
 	double pages[NL_MAX_NODES];

@@ -115,19 +115,21 @@ static int r_threads(struct nl_machine *m, const struct nl_thread_info **out,
 			    st.state == 'Z' || st.state == 'X')
 				continue;
 			if (tids[k] == p->info.pid) /* after exec: its name */
-				snprintf(p->info.name, sizeof(p->info.name), "%s",
-					 st.comm);
+				snprintf(p->info.name, sizeof(p->info.name),
+					 "%s", st.comm);
 			struct rthread *t = find(r, tids[k]);
 			if (t && t->start != st.starttime) {
 				/* A reused tid: the old thread is gone. */
 				nl_real_thread_drop(t);
 				*t = r->th[--r->nth];
-				qsort(r->th, r->nth, sizeof(*r->th), cmp_thread);
+				qsort(r->th, r->nth, sizeof(*r->th),
+				      cmp_thread);
 				t = NULL;
 			}
 			if (!t) {
 				if (r->nth == r->capth) {
-					size_t cap = r->capth ? r->capth * 2 : 64;
+					size_t cap =
+						r->capth ? r->capth * 2 : 64;
 					struct rthread *nt2 = realloc(
 						r->th, cap * sizeof(*nt2));
 					if (!nt2) {
@@ -143,7 +145,8 @@ static int r_threads(struct nl_machine *m, const struct nl_thread_info **out,
 					continue;
 				}
 				r->nth++;
-				qsort(r->th, r->nth, sizeof(*r->th), cmp_thread);
+				qsort(r->th, r->nth, sizeof(*r->th),
+				      cmp_thread);
 				t = find(r, tids[k]);
 			}
 			t->cpu = nl_topology_cpu_from_os(m->topo, st.processor);
@@ -273,8 +276,8 @@ static int r_wait(struct nl_machine *m, double seconds)
 	}
 }
 
-static int r_processes(struct nl_machine *m,
-		       const struct nl_process_info **out, size_t *n)
+static int r_processes(struct nl_machine *m, const struct nl_process_info **out,
+		       size_t *n)
 {
 	struct real *r = R(m);
 	nl_real_note_ends(r);
@@ -354,9 +357,10 @@ static int check_cpus(struct real *r, char *err, size_t errlen)
 	for (int c = 0; c < r->m.topo->ncpus; c++)
 		if (!hwloc_bitmap_isset(here, (unsigned)r->m.topo->cpu_os[c])) {
 			nl_errf(err, errlen, 0,
-			    "topology %s names CPU %d, which this machine does "
-			    "not have",
-			    r->m.topo->source, r->m.topo->cpu_os[c]);
+				"topology %s names CPU %d, which this machine "
+				"does "
+				"not have",
+				r->m.topo->source, r->m.topo->cpu_os[c]);
 			return -EINVAL;
 		}
 	return 0;
@@ -382,7 +386,8 @@ int nl_real_create(const struct nl_topology *topo,
 	r->m = (struct nl_machine){.ops = &real_ops,
 				   .topo = topo,
 				   .backend = nl_backend_name(r->o.backend),
-				   .measured = nl_counters_measured(r->o.backend),
+				   .measured =
+					   nl_counters_measured(r->o.backend),
 				   .priv = r};
 	if (hwloc_topology_init(&r->live) < 0 ||
 	    hwloc_topology_load(r->live) < 0) {

@@ -61,18 +61,25 @@ int main(int argc, char **argv)
 			.has_prev = 1,
 			.prev_perf = 1 + nl_rng_uniform(&g),
 			.rel_perf = 0.5 + nl_rng_uniform(&g),
-			.preferred_node = (int)nl_rng_below(&g, (uint64_t)topo->nnodes),
+			.preferred_node =
+				(int)nl_rng_below(&g, (uint64_t)topo->nnodes),
 			.record = &rec[i],
 			.allowed = all,
 		};
 		for (int k = 0; k < 4; k++)
-			nl_record_note(&rec[i], (int)nl_rng_below(&g, (uint64_t)topo->nnodes),
-				       nl_rng_uniform(&g) * 2, 9.5);
+			nl_record_note(
+				&rec[i],
+				(int)nl_rng_below(&g, (uint64_t)topo->nnodes),
+				nl_rng_uniform(&g) * 2, 9.5);
 	}
 	int *head = malloc(sizeof(int) * (size_t)topo->ncpus);
 	int *next = malloc(sizeof(int) * (size_t)nthreads);
-	struct nl_view v = {.topo = topo, .threads = t, .nthreads = nthreads,
-			    .now_s = 10.0, .occ_head = head, .occ_next = next};
+	struct nl_view v = {.topo = topo,
+			    .threads = t,
+			    .nthreads = nthreads,
+			    .now_s = 10.0,
+			    .occ_head = head,
+			    .occ_next = next};
 	nl_view_index(&v);
 	printf("bench_step: %s, %d NUMA nodes, %d CPUs, %d threads, %d steps\n",
 	       spec, topo->nnodes, topo->ncpus, nthreads, steps);
@@ -93,7 +100,8 @@ int main(int argc, char **argv)
 		}
 		double dt = now_s() - t0;
 		printf("%-6s %9.1f us/step  (%zu actions in %d steps)\n",
-		       nl_policy_name(kinds[k]), dt / steps * 1e6, moves, steps);
+		       nl_policy_name(kinds[k]), dt / steps * 1e6, moves,
+		       steps);
 		nl_plan_free(&plan);
 	}
 	free(head);

@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nl_site_default(&s, "/usr/sbin/numalotd");
 	nl_site_parse(&s, ac, av, quiet);
 	/* Whatever was parsed, the site stays coherent. */
-	if (s.min_period_s > s.max_period_s || !(s.allow & (1u << s.default_choice)))
+	if (s.min_period_s > s.max_period_s ||
+	    !(s.allow & (1u << s.default_choice)))
 		abort();
 	for (int i = 0; i < ac; i++) {
 		nl_site_check_choice(&s, av[i], &c, msg, sizeof(msg));

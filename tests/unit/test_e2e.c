@@ -54,8 +54,8 @@ static void run(const char *path, enum nl_policy_kind k, uint64_t seed,
 	}
 	assert_int_equal(nl_engine_summary(e, 0, &out->sum), 0);
 	struct json_object *r = nl_engine_report(e, 0);
-	out->report = strdup(json_object_to_json_string_ext(
-		r, JSON_C_TO_STRING_PRETTY));
+	out->report = strdup(
+		json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY));
 	json_object_put(r);
 	nl_engine_free(e);
 	nl_machine_destroy(m);
@@ -71,9 +71,9 @@ static void policies_beat_static_on_remote_data(void **state)
 		run(REMOTE, NL_POLICY_STATIC, seed, &st);
 		run(REMOTE, NL_POLICY_IMAR2, seed, &im);
 		run(REMOTE, NL_POLICY_LBMA, seed, &lb);
-		print_message("seed %d: static %.2f s, imar2 %.2f s, lbma %.2f s\n",
-			      (int)seed, st.makespan_s, im.makespan_s,
-			      lb.makespan_s);
+		print_message(
+			"seed %d: static %.2f s, imar2 %.2f s, lbma %.2f s\n",
+			(int)seed, st.makespan_s, im.makespan_s, lb.makespan_s);
 		assert_int_equal(st.sum.migrations + st.sum.swaps, 0);
 		assert_true(im.sum.migrations + im.sum.swaps > 0);
 		assert_true(lb.sum.migrations + lb.sum.swaps > 0);
@@ -116,22 +116,23 @@ static void report_fields(void **state)
 	run(REMOTE, NL_POLICY_IMAR2, 2, &r);
 	struct json_object *j = json_tokener_parse(r.report);
 	assert_non_null(j);
-	assert_string_equal(json_object_get_string(get(get(j, "policy"), "name")),
-			    "imar2");
+	assert_string_equal(
+		json_object_get_string(get(get(j, "policy"), "name")), "imar2");
 	get(get(get(j, "policy"), "params"), "tickets.preferred");
 	struct json_object *c = get(j, "counters");
 	assert_string_equal(json_object_get_string(get(c, "backend")), "model");
-	assert_true(json_object_get_boolean(get(get(c, "measured"),
-						"instructions")));
-	assert_true(json_object_get_boolean(get(get(c, "perf_terms"),
-						"latency")));
+	assert_true(json_object_get_boolean(
+		get(get(c, "measured"), "instructions")));
+	assert_true(
+		json_object_get_boolean(get(get(c, "perf_terms"), "latency")));
 	struct json_object *mach = get(j, "machine");
 	assert_int_equal(json_object_get_int(get(mach, "nodes")), 2);
 	assert_int_equal(json_object_array_length(get(mach, "distances")), 2);
 	struct json_object *procs = get(j, "processes");
 	assert_true(json_object_array_length(procs) >= 1);
 	get(json_object_array_get_idx(procs, 0), "completion_s");
-	struct json_object *t0 = json_object_array_get_idx(get(j, "threads"), 0);
+	struct json_object *t0 =
+		json_object_array_get_idx(get(j, "threads"), 0);
 	assert_true(json_object_get_double(get(t0, "oi")) > 0);
 	assert_true(json_object_get_double(get(t0, "latency_ns")) > 0);
 	assert_int_equal(json_object_array_length(get(t0, "time_per_node_s")),

@@ -145,8 +145,8 @@ static const struct nl_machine_ops script_ops = {
 static void script_init(struct script *s)
 {
 	memset(s, 0, sizeof(*s));
-	assert_int_equal(nl_topology_load("numa:2 core:4 pu:1", &s->topo, NULL,
-					  0), 0);
+	assert_int_equal(
+		nl_topology_load("numa:2 core:4 pu:1", &s->topo, NULL, 0), 0);
 	for (int i = 0; i < MAXT; i++) {
 		s->live[i].allowed = hwloc_bitmap_alloc();
 		/* Only CPUs 0-5: 6 and 7 are not the job's. */
@@ -155,8 +155,8 @@ static void script_init(struct script *s)
 	s->m = (struct nl_machine){.ops = &script_ops,
 				   .topo = s->topo,
 				   .backend = "script",
-				   .measured = NL_M_INSTRUCTIONS |
-					       NL_M_TASK_CLOCK,
+				   .measured =
+					   NL_M_INSTRUCTIONS | NL_M_TASK_CLOCK,
 				   .priv = s};
 	s->proc = (struct nl_process_info){.pid = 100, .end_s = -1};
 	strcpy(s->proc.name, "scripted");
@@ -188,10 +188,11 @@ static void appear_vanish_reuse(void **state)
 	nl_policy_params_default(&p);
 	p.period_s = 0.5;
 	assert_int_equal(nl_engine_create(&s.m, &e), 0);
-	assert_int_equal(nl_engine_add_domain(e, 1, "job 1", NL_POLICY_LBMA,
-					      &p, 3), 0);
-	assert_int_equal(nl_engine_add_domain(e, 1, "again", NL_POLICY_LBMA,
-					      &p, 3), -EEXIST);
+	assert_int_equal(
+		nl_engine_add_domain(e, 1, "job 1", NL_POLICY_LBMA, &p, 3), 0);
+	assert_int_equal(
+		nl_engine_add_domain(e, 1, "again", NL_POLICY_LBMA, &p, 3),
+		-EEXIST);
 	assert_int_equal(nl_engine_add_process(e, 100, 1), 0);
 	assert_int_equal(nl_engine_add_process(e, 100, 1), -EEXIST);
 	assert_int_equal(nl_engine_add_process(e, 200, 9), -ENOENT);
@@ -216,9 +217,9 @@ static void appear_vanish_reuse(void **state)
 		    0);
 	assert_true(s.places > 0);
 	assert_int_equal(s.bad_places, 0);
-	assert_string_equal(json_object_get_string(get(get(r, "counters"),
-						       "backend")),
-			    "script");
+	assert_string_equal(
+		json_object_get_string(get(get(r, "counters"), "backend")),
+		"script");
 	json_object_put(r);
 	assert_null(nl_engine_report(e, 42));
 	nl_engine_free(e);
@@ -239,8 +240,8 @@ static void exit_before_move(void **state)
 	nl_policy_params_default(&p);
 	p.period_s = 0.5;
 	assert_int_equal(nl_engine_create(&s.m, &e), 0);
-	assert_int_equal(nl_engine_add_domain(e, 0, "j", NL_POLICY_IMAR2, &p,
-					      1), 0);
+	assert_int_equal(
+		nl_engine_add_domain(e, 0, "j", NL_POLICY_IMAR2, &p, 1), 0);
 	assert_int_equal(nl_engine_add_process(e, 100, 0), 0);
 	assert_int_equal(nl_engine_run(e), 0);
 	assert_int_equal(nl_engine_summary(e, 0, &sum), 0);
@@ -271,13 +272,14 @@ static void monitor_places_nothing(void **state)
 	script_init(&s);
 	nl_policy_params_default(&p);
 	assert_int_equal(nl_engine_create(&s.m, &e), 0);
-	assert_int_equal(nl_engine_add_domain(e, 0, "j", NL_POLICY_MONITOR, &p,
-					      1), 0);
+	assert_int_equal(
+		nl_engine_add_domain(e, 0, "j", NL_POLICY_MONITOR, &p, 1), 0);
 	assert_int_equal(nl_engine_add_process(e, 100, 0), 0);
 	assert_int_equal(nl_engine_run(e), 0);
 	assert_int_equal(s.places, 0);
 	struct json_object *r = nl_engine_report(e, 0);
-	struct json_object *t0 = json_object_array_get_idx(get(r, "threads"), 0);
+	struct json_object *t0 =
+		json_object_array_get_idx(get(r, "threads"), 0);
 	/* Measured: the report carries ops/s of the thread. */
 	assert_true(json_object_get_double(get(t0, "ops_per_s")) > 0);
 	json_object_put(r);

@@ -28,10 +28,10 @@ static struct nl_sample full_sample(void)
 		     NL_M_LATENCY | NL_M_TASK_CLOCK;
 	s.wall_s = 2.0;
 	s.instructions = 6e9;
-	s.fp_ops = 2e9;        /* ops = 8e9, ops/s = 4e9 */
-	s.llc_misses = 1e8;    /* bytes = 6.4e9, OI = 1.25 */
-	s.task_clock_s = 1.0;  /* share 0.5 */
-	s.lat_count[0] = 300;  /* mean (300*100 + 100*180)/400 = 120 ns */
+	s.fp_ops = 2e9;	      /* ops = 8e9, ops/s = 4e9 */
+	s.llc_misses = 1e8;   /* bytes = 6.4e9, OI = 1.25 */
+	s.task_clock_s = 1.0; /* share 0.5 */
+	s.lat_count[0] = 300; /* mean (300*100 + 100*180)/400 = 120 ns */
 	s.lat_sum_ns[0] = 300 * 100.0;
 	s.lat_count[1] = 100;
 	s.lat_sum_ns[1] = 100 * 180.0;

@@ -53,8 +53,9 @@ static void ticket_table(void **state)
 			 (1 + 2 + 4.0 * 10 / 21 + 3)) < 1e-12);
 	/* Every ticket value is a parameter. */
 	char err[256];
-	assert_int_equal(nl_policy_param_set(&P, "tickets.free", "7", err,
-					     sizeof(err)), 0);
+	assert_int_equal(
+		nl_policy_param_set(&P, "tickets.free", "7", err, sizeof(err)),
+		0);
 	t->preferred_node = -1;
 	t->rel_perf = 1;
 	assert_true(nl_tickets_for(v, &P, t, 0, 2, 1) == 1 + 7);
@@ -88,8 +89,9 @@ static void lottery_frequencies(void **state)
 		nl_policy_state_init(&s);
 		s.steps = 1; /* past the take-over step */
 		nl_plan_clear(&plan);
-		assert_int_equal(nl_policy_step(NL_POLICY_LBMA, &P, v, &s, &rng,
-						&plan), 0);
+		assert_int_equal(
+			nl_policy_step(NL_POLICY_LBMA, &P, v, &s, &rng, &plan),
+			0);
 		assert_int_equal(plan.n, 1);
 		assert_int_equal(plan.actions[0].kind, NL_ACT_MIGRATE);
 		hits[plan.actions[0].to_cpu]++;
@@ -146,8 +148,8 @@ static void imar2_rollback_and_period(void **state)
 	s.caplast = s.nlast = 1;
 	s.last[0] = (struct nl_memo){1, 0, 2, 100};
 
-	assert_int_equal(nl_policy_step(NL_POLICY_IMAR2, &P, v, &s, &rng,
-					&plan), 0);
+	assert_int_equal(
+		nl_policy_step(NL_POLICY_IMAR2, &P, v, &s, &rng, &plan), 0);
 	assert_int_equal(plan.n, 1);
 	assert_int_equal(plan.actions[0].kind, NL_ACT_ROLLBACK);
 	assert_int_equal(plan.actions[0].tid, 1);
@@ -175,9 +177,8 @@ static void imar2_rollback_and_period(void **state)
 		assert_int_equal(plan.n, 1);
 		/* Thread 1 (rel 0.57 < 0.8) is the candidate; 2 is not. */
 		assert_int_equal(plan.actions[0].tid, 1);
-		assert_int_equal(s.nlast, plan.actions[0].kind == NL_ACT_SWAP
-						  ? 2
-						  : 1);
+		assert_int_equal(s.nlast,
+				 plan.actions[0].kind == NL_ACT_SWAP ? 2 : 1);
 	}
 	nl_policy_state_free(&s);
 	nl_plan_free(&plan);
@@ -203,8 +204,9 @@ static void lbma_never_rolls_back(void **state)
 	s.steps = 1;
 	for (int k = 0; k < 50; k++) {
 		nl_plan_clear(&plan);
-		assert_int_equal(nl_policy_step(NL_POLICY_LBMA, &P, v, &s,
-						&rng, &plan), 0);
+		assert_int_equal(
+			nl_policy_step(NL_POLICY_LBMA, &P, v, &s, &rng, &plan),
+			0);
 		assert_int_equal(count_kind(&plan, NL_ACT_ROLLBACK), 0);
 		assert_true(plan.next_period_s == P.period_s); /* fixed */
 		assert_int_equal(count_kind(&plan, NL_ACT_MIGRATE), 1);
@@ -234,8 +236,8 @@ static void pinning_spreads_and_respects_allowed(void **state)
 	nl_plan_init(&plan);
 	nl_rng_seed(&rng, 1);
 	nl_policy_state_init(&s);
-	assert_int_equal(nl_policy_step(NL_POLICY_IMAR2, &P, v, &s, &rng,
-					&plan), 0);
+	assert_int_equal(
+		nl_policy_step(NL_POLICY_IMAR2, &P, v, &s, &rng, &plan), 0);
 	assert_int_equal(plan.n, 3);
 	assert_int_equal(count_kind(&plan, NL_ACT_PIN), 3);
 	assert_int_equal(plan.actions[0].to_cpu, 0); /* keeps its CPU */
@@ -275,7 +277,8 @@ static void never_outside_allowed(void **state)
 			int k = 1 + (int)nl_rng_below(&g, (uint64_t)nc);
 			for (int j = 0; j < k; j++)
 				hwloc_bitmap_set(u->allowed[i],
-						 (unsigned)nl_rng_below(&g, (uint64_t)nc));
+						 (unsigned)nl_rng_below(
+							 &g, (uint64_t)nc));
 			t->cpu = (int)nl_rng_below(&g, (uint64_t)nc);
 			hwloc_bitmap_set(u->allowed[i], (unsigned)t->cpu);
 			t->domain = (int)nl_rng_below(&g, 2);
@@ -288,8 +291,8 @@ static void never_outside_allowed(void **state)
 					       nl_rng_uniform(&g) * 100, 1.0);
 		}
 		struct nl_view *v = vu_view(u, 1.5);
-		enum nl_policy_kind k = round % 2 ? NL_POLICY_LBMA
-						  : NL_POLICY_IMAR2;
+		enum nl_policy_kind k =
+			round % 2 ? NL_POLICY_LBMA : NL_POLICY_IMAR2;
 		struct nl_policy_state s;
 		struct nl_rng r;
 		nl_policy_state_init(&s);
@@ -341,23 +344,26 @@ static void params_by_name(void **state)
 	struct nl_policy_params p;
 	char err[1024];
 	nl_policy_params_default(&p);
-	assert_int_equal(nl_policy_param_set(&p, "period", "0.5", err,
-					     sizeof(err)), 0);
+	assert_int_equal(
+		nl_policy_param_set(&p, "period", "0.5", err, sizeof(err)), 0);
 	assert_true(p.period_s == 0.5);
-	assert_int_equal(nl_policy_param_set(&p, "select", "best", err,
-					     sizeof(err)), 0);
+	assert_int_equal(
+		nl_policy_param_set(&p, "select", "best", err, sizeof(err)), 0);
 	assert_int_equal(p.select, NL_SELECT_BEST);
-	assert_int_equal(nl_policy_param_set(&p, "nope", "1", err,
-					     sizeof(err)), -ENOENT);
+	assert_int_equal(nl_policy_param_set(&p, "nope", "1", err, sizeof(err)),
+			 -ENOENT);
 	assert_non_null(strstr(err, "\"nope\""));
 	assert_non_null(strstr(err, "tickets.preferred"));
 	assert_int_equal(nl_policy_param_set(&p, "max_migrations", "2.5", err,
-					     sizeof(err)), -EINVAL);
+					     sizeof(err)),
+			 -EINVAL);
 	assert_non_null(strstr(err, "max_migrations"));
 	assert_int_equal(nl_policy_param_set(&p, "undo_threshold", "abc", err,
-					     sizeof(err)), -EINVAL);
+					     sizeof(err)),
+			 -EINVAL);
 	assert_int_equal(nl_policy_param_set(&p, "undo_threshold", "1.5", err,
-					     sizeof(err)), -EINVAL);
+					     sizeof(err)),
+			 -EINVAL);
 	enum nl_policy_kind k;
 	assert_int_equal(nl_policy_from_name("lbma", &k), 0);
 	assert_int_equal(k, NL_POLICY_LBMA);

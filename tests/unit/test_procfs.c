@@ -33,7 +33,8 @@ static void parse_stat(void **state)
 	assert_int_equal(st.stime_ticks, 5);
 	assert_int_equal(st.starttime, 123456);
 	assert_int_equal(st.processor, 1);
-	assert_int_equal(nl_proc_parse_stat("4242 no parens S 1", &st), -EINVAL);
+	assert_int_equal(nl_proc_parse_stat("4242 no parens S 1", &st),
+			 -EINVAL);
 	assert_int_equal(nl_proc_parse_stat("4242 (x) S 1 2", &st), -EINVAL);
 }
 
@@ -106,8 +107,8 @@ static void software_counters(void **state)
 	pid_t tid = (pid_t)syscall(SYS_gettid);
 	volatile double x = 1;
 
-	assert_int_equal(nl_counters_open(NL_BACKEND_SOFTWARE, getpid(), tid,
-					  &c), 0);
+	assert_int_equal(
+		nl_counters_open(NL_BACKEND_SOFTWARE, getpid(), tid, &c), 0);
 	for (long i = 0; i < 30000000; i++)
 		x = x * 1.0000001;
 	assert_int_equal(nl_counters_read(c, &s), 0);
@@ -119,8 +120,9 @@ static void software_counters(void **state)
 	assert_int_equal(nl_counters_read(c, &s), 0);
 	assert_true(s.task_clock_s < 0.005);
 	nl_counters_close(c);
-	assert_int_equal(nl_counters_open(NL_BACKEND_SOFTWARE, getpid(),
-					  999999999, &c), -ESRCH);
+	assert_int_equal(
+		nl_counters_open(NL_BACKEND_SOFTWARE, getpid(), 999999999, &c),
+		-ESRCH);
 }
 
 /* The probe's words for each refusal, as an administrator needs them. */

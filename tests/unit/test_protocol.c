@@ -65,7 +65,8 @@ static void bad_requests(void **state)
 		{"{\"op\":\"hello\"}", "\"v\" is missing"},
 		{"{\"v\":1}", "\"op\" is missing"},
 		{"{\"v\":1,\"op\":\"explode\"}", "unknown op \"explode\""},
-		{"{\"v\":1,\"op\":\"report\",\"job\":1}", "\"step\" is missing"},
+		{"{\"v\":1,\"op\":\"report\",\"job\":1}",
+		 "\"step\" is missing"},
 		{"{\"v\":1,\"op\":\"report\",\"job\":-1,\"step\":0}",
 		 "\"job\" is out of range"},
 		{"{\"v\":1,\"op\":\"report\",\"job\":\"7\",\"step\":0}",
@@ -93,7 +94,8 @@ static void bad_requests(void **state)
 			fail_msg("case %zu: \"%s\" does not say \"%s\"", i, err,
 				 cases[i].says);
 	}
-	assert_int_equal(decode("{\"v\":2,\"op\":\"hello\"}", &q, err), -EPROTO);
+	assert_int_equal(decode("{\"v\":2,\"op\":\"hello\"}", &q, err),
+			 -EPROTO);
 	assert_non_null(strstr(err, "version 2"));
 	/* Length is respected: no reading past it. */
 	assert_int_equal(nl_proto_decode("{\"v\":1,\"op\":\"hello\"}", 5, &q,
@@ -123,7 +125,8 @@ static void framing(void **state)
 	assert_int_equal(nl_proto_recv(sv[1], &body, &len, 1000), -ECONNRESET);
 	close(sv[1]);
 	char *reply;
-	assert_true(nl_proto_call("/nonexistent/sock", "{}", &reply, 100, 0) < 0);
+	assert_true(nl_proto_call("/nonexistent/sock", "{}", &reply, 100, 0) <
+		    0);
 }
 
 static int complaints;
@@ -138,10 +141,11 @@ static void plugstack(void **state)
 {
 	(void)state;
 	struct nl_site s;
-	char *good[] = {"default=monitor", "allow=imar2,monitor", "force=imar2",
-			"report_dir=/var/log/numalot", "period=0.5",
-			"min_period=0.2", "max_period=5", "counters=perf",
-			"idle_exit=0", "topology=numa:2,core:4,pu:1",
+	char *good[] = {"default=monitor",    "allow=imar2,monitor",
+			"force=imar2",	      "report_dir=/var/log/numalot",
+			"period=0.5",	      "min_period=0.2",
+			"max_period=5",	      "counters=perf",
+			"idle_exit=0",	      "topology=numa:2,core:4,pu:1",
 			"socket=/run/x.sock", "agent=/opt/numalotd"};
 	nl_site_default(&s, "/usr/sbin/numalotd");
 	complaints = 0;
@@ -155,8 +159,9 @@ static void plugstack(void **state)
 	assert_true(s.period_s == 0.5 && s.max_period_s == 5);
 
 	/* Bad ones are named, skipped, and the rest still apply. */
-	char *bad[] = {"colour=blue", "period=fast", "allow=warp",
-		       "report_dir=relative/dir", "noequals", "default=lbma"};
+	char *bad[] = {"colour=blue", "period=fast",
+		       "allow=warp",  "report_dir=relative/dir",
+		       "noequals",    "default=lbma"};
 	nl_site_default(&s, "/usr/sbin/numalotd");
 	complaints = 0;
 	assert_int_equal(nl_site_parse(&s, 6, bad, complain), 5);
@@ -185,26 +190,24 @@ static void report_paths(void **state)
 	(void)state;
 	char out[64];
 	assert_int_equal(nl_report_path("r-%j.%s.%N.%u.json", "/home/a", 12, 3,
-					 "n1", "alice", out, sizeof(out)),
+					"n1", "alice", out, sizeof(out)),
 			 0);
 	assert_string_equal(out, "/home/a/r-12.3.n1.alice.json");
 	assert_int_equal(nl_report_path("/abs/%%j-%j", "/home/a", 1, 0, "n",
-					 "u", out, sizeof(out)),
+					"u", out, sizeof(out)),
 			 0);
 	assert_string_equal(out, "/abs/%j-1");
 	assert_int_equal(nl_report_path("%N%N%N%N%N%N%N%N", "", 1, 0,
-					 "a-long-node-name", "u", out,
-					 sizeof(out)),
+					"a-long-node-name", "u", out,
+					sizeof(out)),
 			 -1);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(good_requests),
-		cmocka_unit_test(bad_requests),
-		cmocka_unit_test(framing),
-		cmocka_unit_test(plugstack),
+		cmocka_unit_test(good_requests), cmocka_unit_test(bad_requests),
+		cmocka_unit_test(framing),	 cmocka_unit_test(plugstack),
 		cmocka_unit_test(report_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,7 +19,8 @@ static void synthetic_maps(void **state)
 	struct nl_topology *t;
 	char err[256];
 	assert_int_equal(nl_topology_load("synthetic:pack:2 numa:2 core:4 pu:2",
-					  &t, err, sizeof(err)), 0);
+					  &t, err, sizeof(err)),
+			 0);
 	assert_int_equal(t->nnodes, 4);
 	assert_int_equal(t->ncpus, 32);
 	assert_int_equal(t->ncores, 16);
@@ -43,9 +44,10 @@ static void make_xml(const char *path)
 	hwloc_topology_t hw;
 	hwloc_obj_t objs[4];
 	hwloc_uint64_t v[16];
-	const unsigned d[4][4] = {
-		{10, 16, 22, 22}, {16, 10, 22, 22}, {22, 22, 10, 16},
-		{22, 22, 16, 10}};
+	const unsigned d[4][4] = {{10, 16, 22, 22},
+				  {16, 10, 22, 22},
+				  {22, 22, 10, 16},
+				  {22, 22, 16, 10}};
 	assert_int_equal(hwloc_topology_init(&hw), 0);
 	assert_int_equal(hwloc_topology_set_synthetic(hw, "numa:4 core:2 pu:1"),
 			 0);
@@ -109,7 +111,8 @@ static void cpulist_and_distances(void **state)
 	(void)state;
 	struct nl_topology *t;
 	hwloc_bitmap_t b = hwloc_bitmap_alloc();
-	assert_int_equal(nl_topology_load("numa:2 core:4 pu:1", &t, NULL, 0), 0);
+	assert_int_equal(nl_topology_load("numa:2 core:4 pu:1", &t, NULL, 0),
+			 0);
 	assert_int_equal(nl_topology_parse_cpulist(t, "1-2,6", b), 0);
 	assert_int_equal(hwloc_bitmap_weight(b), 3);
 	assert_true(hwloc_bitmap_isset(b, 6));

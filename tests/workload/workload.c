@@ -97,8 +97,9 @@ static int number(const char *opt, const char *v, double lo, double hi,
 	errno = 0;
 	*out = v ? strtod(v, &end) : 0;
 	if (!v || end == v || *end || errno || *out < lo || *out > hi) {
-		fprintf(stderr, "numalot-workload: %s wants a number from %g to "
-				"%g\n",
+		fprintf(stderr,
+			"numalot-workload: %s wants a number from %g to "
+			"%g\n",
 			opt, lo, hi);
 		return -1;
 	}
@@ -160,9 +161,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	if (nl) {
-		struct timespec ts = {(time_t)(seconds / 2),
-				      (long)((seconds / 2 -
-					      (time_t)(seconds / 2)) * 1e9)};
+		struct timespec ts = {
+			(time_t)(seconds / 2),
+			(long)((seconds / 2 - (time_t)(seconds / 2)) * 1e9)};
 		nanosleep(&ts, NULL);
 		for (int i = n; i < total; i++)
 			if (start(&w[i], i, seconds / 2, mode, bytes)) {
