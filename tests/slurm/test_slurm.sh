@@ -107,6 +107,16 @@ check "(d) srun fails on --numalot=bogus" test $? -ne 0
 check "(d) no task ran" test ! -e "$T/d.ran"
 check "(d) the message lists the policies" grep -q "imar2, lbma, monitor, off" d.out
 
+# More of (d): help, srun --help, sbatch.
+srun --numalot=help >dh.out 2>&1
+check "(d) --numalot=help exits 0" test $? -eq 0
+check "(d) ...and lists the policies and the site's limits" grep -q "This cluster: allowed imar2, lbma, monitor, off" dh.out
+srun --help 2>&1 | grep -q -- "--numalot=POLICY"
+check "(d) srun --help shows --numalot" test $? -eq 0
+sbatch -Q --numalot=bogus --wrap="touch $T/d2.ran" >d2.out 2>&1
+check "(d) sbatch fails on --numalot=bogus" test $? -ne 0
+check "(d) ...with the policies listed" grep -q "imar2, lbma, monitor, off" d2.out
+
 # (e) the agent killed mid-step: the step finishes; the loss is reported;
 # the next step starts a new agent.
 srun -Q --numalot=lbma --numalot-period=0.2 -n1 -c2 --numalot-report="$T/e.json" \
@@ -160,6 +170,14 @@ srun -Q --numalot=off -n1 "$W" --threads 2 --seconds 0.5 >/dev/null 2>&1
 check "(g) off: job exits 0" test $? -eq 0
 check "(g) no task registered with the agent" test "$(grep -c "task pid" agent.log)" -eq "$before"
 check "(g) no report written" test "$(ls numalot-*.json 2>/dev/null | wc -l)" -eq 0
+
+# (g2) an agent that cannot be started: the job runs as if numalot were
+# off; the report and the log say why.
+plugstack agent=/nonexistent/numalotd socket=$T/other.sock
+srun -Q --numalot=lbma -n1 --numalot-report="$T/g2.json" "$W" --threads 2 --seconds 0.5 >g2.out 2>&1
+check "(g2) no agent: the job exits 0" test $? -eq 0
+check "(g2) the report says why" grep -q "cannot be run" g2.json
+check "(g2) so does the step's log" grep -q "runs on without numalot" log/slurmd.log
 
 # (h) site policy: force= overrides the user, allow= rejects.
 plugstack force=monitor

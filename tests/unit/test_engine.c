@@ -287,12 +287,46 @@ static void monitor_places_nothing(void **state)
 	script_free(&s);
 }
 
+/* The dry run records placements and applies none of them. */
+static void dry_run_records(void **state)
+{
+	(void)state;
+	struct script s;
+	struct nl_machine *dry;
+	struct nl_engine *e;
+	struct nl_policy_params p;
+	size_t places = 0, releases = 0;
+
+	script_init(&s);
+	nl_policy_params_default(&p);
+	p.period_s = 0.5;
+	assert_int_equal(nl_dryrun_create(&s.m, &dry), 0);
+	assert_int_equal(nl_engine_create(dry, &e), 0);
+	assert_int_equal(nl_engine_add_domain(e, 0, "j", NL_POLICY_LBMA, &p, 5),
+			 0);
+	assert_int_equal(nl_engine_add_process(e, 100, 0), 0);
+	assert_int_equal(nl_engine_run(e), 0);
+	for (size_t i = 0; i < nl_dryrun_count(dry); i++) {
+		const char *x = nl_dryrun_entry(dry, i);
+		places += strncmp(x, "place ", 6) == 0;
+		releases += strncmp(x, "release ", 8) == 0;
+	}
+	assert_true(places > 0);       /* it would have moved threads */
+	assert_true(releases > 0);     /* and given them back at the end */
+	assert_int_equal(s.places, 0); /* but touched nothing */
+	assert_null(nl_dryrun_entry(dry, nl_dryrun_count(dry)));
+	nl_engine_free(e);
+	nl_machine_destroy(dry);
+	script_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(appear_vanish_reuse),
 		cmocka_unit_test(exit_before_move),
 		cmocka_unit_test(monitor_places_nothing),
+		cmocka_unit_test(dry_run_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
