@@ -26,15 +26,22 @@ scripts=(tests/cli/test_*.sh)
 [ "${SAN:-}" = 1 ] || scripts+=(tests/fuzz/test_*.sh tests/slurm/test_*.sh)
 for t in "${scripts[@]}"; do
 	[ -e "$t" ] || continue
-	if out=$(bash "$t" 2>&1); then
-		passed=$((passed + 1))
-		echo "$(basename "$t"): ok"
-	else
-		failed=$((failed + 1))
+	out=$(bash "$t" 2>&1)
+	rc=$?
+	# Each "ok - ..." line of a script is a test; so is each "not ok".
+	p=$(grep -c '^ok - ' <<<"$out")
+	f=$(grep -c '^not ok - ' <<<"$out")
+	[ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
+	[ $rc -eq 0 ] && [ "$p" -eq 0 ] && p=1 # a script that only says it ran
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ $rc -ne 0 ]; then
 		failures+=("$t")
 		echo "$out" | tail -40
-		echo "$(basename "$t"): FAILED"
+	else
+		grep -E '^(skip|fuzz_)' <<<"$out"
 	fi
+	echo "$(basename "$t"): $p passed, $f failed"
 done
 [ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"
 echo "tests: $passed passed, $failed failed"

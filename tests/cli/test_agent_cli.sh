@@ -14,10 +14,7 @@ chmod 755 "$T"
 S=$T/run/numalotd.sock
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$T"' EXIT
-fails=0
-ok() { echo "ok - $1"; }
-bad() { echo "not ok - $1"; fails=$((fails + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 hello() { timeout 5 "$N" request --socket="$S" '{"v":1,"op":"hello"}' >/dev/null 2>&1; }
 
 "$D" --socket="$S" --idle-exit=0 --log-level=debug 2>"$T/agent.log" &

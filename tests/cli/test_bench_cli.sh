@@ -7,24 +7,7 @@ set -u
 N=${NUMALOT:-build/numalot}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-check() { # description, then a command that must succeed
-	local what=$1
-	shift
-	if "$@"; then echo "ok - $what"; else echo "not ok - $what"; fails=$((fails + 1)); fi
-}
-expect_usage_error() { # description, expected text, args...
-	local what=$1 text=$2
-	shift 2
-	"$N" "$@" >"$T/out" 2>"$T/err"
-	local rc=$?
-	if [ $rc -eq 2 ] && grep -qF -- "$text" "$T/err"; then
-		echo "ok - $what"
-	else
-		echo "not ok - $what (status $rc, stderr: $(cat "$T/err"))"
-		fails=$((fails + 1))
-	fi
-}
+. "$(dirname "$0")/../lib.sh"
 
 mkdir "$T/set"
 cat >"$T/set/a-master.json" <<'J'

@@ -7,10 +7,7 @@ W=${WORKLOAD:-build/numalot-workload}
 T=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$T"' EXIT
-fails=0
-ok() { echo "ok - $1"; }
-bad() { echo "not ok - $1"; fails=$((fails + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 if [ "$(nproc)" -lt 2 ]; then
 	echo "skip: needs 2 CPUs to move threads between (have $(nproc))"
@@ -44,7 +41,6 @@ child_of() { # the first child of process $1, waiting for it to appear
 	echo "$c"
 }
 
-json() { python3 -c "import json,sys; r=json.load(open('$1')); print($2)"; }
 
 # 1. run: pins and moves threads, observed from outside.
 "$N" run --policy=lbma --period=0.2 --topology="$TOPO" --report="$T/run.json" \

@@ -24,11 +24,7 @@ finish() {
 	[ "${KEEP:-0}" = 1 ] || rm -rf "$T"
 }
 trap finish EXIT
-fails=0
-ok() { echo "ok - $1"; }
-bad() { echo "not ok - $1"; fails=$((fails + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-json() { python3 -c "import json,sys; r=json.load(open('$1')); print($2)"; }
+. tests/lib.sh
 agent_pid() { agent_pid_of "$ROOT/$B/numalot" "$SOCK"; }
 W="$ROOT/$B/numalot-workload"
 BASE="agent=$ROOT/$B/numalotd socket=$SOCK log=$T/agent.log topology=numa:2,core:1,pu:1 idle_exit=120"

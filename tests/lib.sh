@@ -1,0 +1,27 @@
+# numalot's shell tests: what every test script shares. Source it after
+# setting T (a scratch folder) and N (the numalot binary).
+
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; fails=$((fails + 1)); }
+# check DESCRIPTION COMMAND...: the command must succeed.
+check() {
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else bad "$what"; fi
+}
+# expect_usage_error DESCRIPTION TEXT ARGS...: numalot ARGS exits 2 and its
+# error output holds TEXT.
+expect_usage_error() {
+	local what=$1 text=$2
+	shift 2
+	"$N" "$@" >"$T/out" 2>"$T/err"
+	local rc=$?
+	if [ $rc -eq 2 ] && grep -qF -- "$text" "$T/err"; then
+		ok "$what"
+	else
+		bad "$what (status $rc, stderr: $(cat "$T/err"))"
+	fi
+}
+# json FILE EXPRESSION: print a Python expression of the JSON in FILE (r).
+json() { python3 -c "import json,sys; r=json.load(open('$1')); print($2)"; }
