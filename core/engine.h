@@ -58,6 +58,9 @@ void nl_engine_release(struct nl_engine *e, int domain);
  */
 struct json_object *nl_engine_report(struct nl_engine *e, int domain);
 
+/* The machine part of a report: topology, nodes, CPUs, distances. */
+struct json_object *nl_report_machine(const struct nl_topology *topo);
+
 /* Totals of a domain, for short tables. */
 struct nl_engine_summary {
 	int periods;

@@ -54,7 +54,7 @@ static struct json_object *counters_json(const struct nl_machine *m,
 	return c;
 }
 
-static struct json_object *machine_json(const struct nl_topology *topo)
+struct json_object *nl_report_machine(const struct nl_topology *topo)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *dist = json_object_new_array();
@@ -233,7 +233,7 @@ struct json_object *nl_engine_report(struct nl_engine *e, int domain)
 	json_object_object_add(r, "domain", json_object_new_string(d->name));
 	json_object_object_add(r, "counters",
 			       counters_json(e->m, d->terms_seen));
-	json_object_object_add(r, "machine", machine_json(e->m->topo));
+	json_object_object_add(r, "machine", nl_report_machine(e->m->topo));
 	json_object_object_add(r, "processes", processes_json(e, domain));
 	json_object_object_add(r, "threads", threads_json(e, domain));
 	json_object_object_add(r, "events", events_json(e, d));

@@ -25,7 +25,7 @@ stop_all() {
 }
 trap stop_all EXIT
 
-nodes=$("$B/numalot" info --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["topology"]["nodes"])')
+nodes=$("$B/numalot" info --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["machine"]["nodes"])')
 cpus=$(nproc)
 topo=""
 say "this machine"

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "counters.h"
+#include "engine.h"
 #include "topology.h"
 #include "version.h"
 
@@ -16,33 +17,15 @@ static struct json_object *info_json(const struct nl_topology *t,
 				     const struct nl_probe *p)
 {
 	struct json_object *o = json_object_new_object();
-	struct json_object *topo = json_object_new_object();
-	struct json_object *dist = json_object_new_array();
+	/* The same machine object as in reports, plus the cores. */
+	struct json_object *topo = nl_report_machine(t);
 	struct json_object *cnt = json_object_new_object();
 	struct json_object *pol = json_object_new_array();
 
 	json_object_object_add(o, "numalot",
 			       json_object_new_string(NUMALOT_VERSION));
-	json_object_object_add(topo, "source",
-			       json_object_new_string(t->source));
-	json_object_object_add(topo, "nodes", json_object_new_int(t->nnodes));
 	json_object_object_add(topo, "cores", json_object_new_int(t->ncores));
-	json_object_object_add(topo, "cpus", json_object_new_int(t->ncpus));
-	for (int i = 0; i < t->nnodes; i++) {
-		struct json_object *row = json_object_new_array();
-		for (int j = 0; j < t->nnodes; j++)
-			json_object_array_add(
-				row,
-				json_object_new_int(
-					(int)nl_topology_distance(t, i, j)));
-		json_object_array_add(dist, row);
-	}
-	json_object_object_add(topo, "distances", dist);
-	json_object_object_add(topo, "distances_source",
-			       json_object_new_string(t->distances_from_os
-							      ? "machine"
-							      : "default"));
-	json_object_object_add(o, "topology", topo);
+	json_object_object_add(o, "machine", topo);
 	json_object_object_add(cnt, "perf_event_paranoid",
 			       json_object_new_int(p->perf_event_paranoid));
 	json_object_object_add(cnt, "pmu",
@@ -159,6 +142,7 @@ int nl_cmd_info(int argc, char **argv)
 		printf("%s\n",
 		       json_object_to_json_string_ext(
 			       o, JSON_C_TO_STRING_PRETTY |
+					  JSON_C_TO_STRING_SPACED |
 					  JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else {

@@ -42,6 +42,17 @@ child_of() { # the first child of process $1, waiting for it to appear
 }
 
 
+# 0. info: what this node offers, and why not.
+"$N" info --json >"$T/info.json"
+check "info --json is JSON with the machine" test "$(json "$T/info.json" "r['machine']['cpus'] >= 1")" = True
+check "info: the software backend works everywhere" test "$(json "$T/info.json" "r['counters']['software']['available']")" = True
+check "info: every backend says why (not)" test "$(json "$T/info.json" "all(r['counters'][b]['reason'] for b in ('papi', 'perf', 'software'))")" = True
+check "info: auto picks an available backend" test "$(json "$T/info.json" "r['counters'][r['counters']['auto']]['available']")" = True
+"$N" info --topology="numa:2 core:2 pu:1" >"$T/info.txt"
+check "info on a described topology" grep -q "2 NUMA nodes, 4 cores, 4 CPUs" "$T/info.txt"
+"$N" info --topology="numa:2 warp:1" >/dev/null 2>"$T/info.err"
+check "info: a bad topology is refused, named" grep -q "warp" "$T/info.err"
+
 # 1. run: pins and moves threads, observed from outside.
 "$N" run --policy=lbma --period=0.2 --topology="$TOPO" --report="$T/run.json" \
 	-- "$W" --threads 4 --seconds 3 --exit-code 3 >"$T/run.out" 2>&1 &
