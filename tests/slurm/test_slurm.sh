@@ -46,6 +46,12 @@ if [ -n "$ra" ]; then
 fi
 rm -f numalot-*.json
 
+# (a2) a step of two tasks: one report holding both.
+srun -Q --numalot=imar2 --numalot-period=0.2 -n2 -c1 --numalot-report="$T/a2.json" \
+	"$W" --threads 2 --seconds 1.5 >a2.out 2>&1
+check "(a2) a two-task step exits 0" test $? -eq 0
+check "(a2) its report holds both tasks" test "$(json a2.json "len(r['processes']), r['slurm']['tasks']")" = "2 2"
+
 # (b) two jobs at once on disjoint CPUs: two reports, one agent, and no
 # thread ever outside its job's CPUs (watched from outside).
 srun -Q --numalot=imar2 --numalot-period=0.2 -n1 -c1 --numalot-report="$T/b1.json" \
