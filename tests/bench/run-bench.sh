@@ -19,5 +19,5 @@ echo "== simulating 4 processes x 16 threads, 4 nodes x 16 cores, 120 s, lbma"
 for i in 1 2 3; do
 	/usr/bin/time -f "wall %e s, user %U s, max rss %M KiB" \
 		"$build/numalot" sim etc/scenarios/bench-4x16.json --policy=lbma \
-		--seed=$i | tail -1
+		--seed=$i | grep -E "^(makespan|stopped)"
 done
