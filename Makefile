@@ -18,7 +18,7 @@ endif
 NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) \
 	-DNUMALOT_DATADIR='"$(PREFIX)/share/numalot"' -Icore -Icore/sim -Icore/real -Icore/agent -Ispank \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-NL_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+NL_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lnuma -lm
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 LIB_SRC := $(wildcard core/*.c core/sim/*.c core/real/*.c) \
