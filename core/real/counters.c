@@ -6,6 +6,7 @@
  *           perf_event_open is refused, utime+stime from /proc.
  * perf:     software, plus hardware instructions and last-level misses.
  * papi:     software, plus PAPI presets attached to the thread.
+ * perf and papi also sample memory latency where the PMU can (latency.c).
  */
 #include "counters.h"
 
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "latency.h"
 #include "procfs.h"
 #include "util.h"
 
@@ -44,11 +46,15 @@ int nl_backend_from_name(const char *name, enum nl_backend *b)
 unsigned nl_counters_measured(enum nl_backend b)
 {
 	unsigned sw = NL_M_TASK_CLOCK | NL_M_CPU | NL_M_SW_EVENTS;
+	unsigned lat = 0;
+	if (b == NL_BACKEND_PAPI || b == NL_BACKEND_PERF)
+		lat = nl_lat_default() ? NL_M_LATENCY : 0;
 	switch (b) {
 	case NL_BACKEND_PAPI:
-		return sw | NL_M_INSTRUCTIONS | NL_M_FP_OPS | NL_M_LLC_MISSES;
+		return sw | NL_M_INSTRUCTIONS | NL_M_FP_OPS | NL_M_LLC_MISSES |
+		       lat;
 	case NL_BACKEND_PERF:
-		return sw | NL_M_INSTRUCTIONS | NL_M_LLC_MISSES;
+		return sw | NL_M_INSTRUCTIONS | NL_M_LLC_MISSES | lat;
 	default:
 		return sw;
 	}
@@ -91,6 +97,11 @@ struct nl_tcounters {
 	int papi_code[3]; /* PAPI_TOT_INS, PAPI_FP_OPS, LLC misses */
 	long long papi_prev[3];
 	double t_prev;
+	struct nl_lat_sampler *lat; /* NULL: no latency sampling */
+	int lat_err;		    /* why not, when lat is NULL */
+	char lat_why[128];
+	int node_os[NL_MAX_NODES];
+	int nnodes; /* 0 until the machine gives the map */
 };
 
 static int sw_open(struct nl_tcounters *c)
@@ -228,6 +239,16 @@ int nl_counters_open(enum nl_backend b, pid_t pid, pid_t tid,
 		nl_counters_close(c);
 		return rc;
 	}
+	/* Optional: without it the thread keeps its counting events. */
+	c->lat_err = -ENOENT;
+	snprintf(c->lat_why, sizeof(c->lat_why), "%s",
+		 b == NL_BACKEND_SOFTWARE ? "the software backend has none"
+					  : "no latency sampling on this node");
+	if (b == NL_BACKEND_PERF || b == NL_BACKEND_PAPI) {
+		const struct nl_lat_pmu *p = nl_lat_default();
+		if (p)
+			nl_counters_attach_latency(c, p);
+	}
 	/* Baselines for the first delta. */
 	struct nl_sample s;
 	c->t_prev = nl_mono_s();
@@ -296,7 +317,41 @@ int nl_counters_read(struct nl_tcounters *c, struct nl_sample *s)
 			c->papi_prev[i] = v[i];
 		}
 	}
+	/* Latency is optional: a failed read leaves NL_M_LATENCY clear. */
+	if (c->lat)
+		nl_lat_read(c->lat, c->node_os, c->nnodes, s);
 	return 0;
+}
+
+void nl_counters_set_node_map(struct nl_tcounters *c, const int *node_os,
+			      int nnodes)
+{
+	c->nnodes = nnodes < 0		    ? 0
+		    : nnodes < NL_MAX_NODES ? nnodes
+					    : NL_MAX_NODES;
+	memcpy(c->node_os, node_os, sizeof(int) * (size_t)c->nnodes);
+}
+
+int nl_counters_attach_latency(struct nl_tcounters *c,
+			       const struct nl_lat_pmu *p)
+{
+	const char *where = "";
+	if (c->lat)
+		return -EEXIST;
+	c->lat_err = nl_lat_open(p, c->pid, c->tid, &c->lat, &where);
+	if (c->lat_err < 0)
+		snprintf(c->lat_why, sizeof(c->lat_why), "%s: %s", where,
+			 strerror(-c->lat_err));
+	else
+		c->lat_why[0] = '\0';
+	return c->lat_err;
+}
+
+int nl_counters_latency(const struct nl_tcounters *c, const char **why)
+{
+	if (why)
+		*why = c->lat_why;
+	return c->lat ? 0 : c->lat_err;
 }
 
 void nl_counters_close(struct nl_tcounters *c)
@@ -309,6 +364,7 @@ void nl_counters_close(struct nl_tcounters *c)
 	for (int i = 0; i < 2; i++)
 		if (c->hw_fd[i] >= 0)
 			close(c->hw_fd[i]);
+	nl_lat_close(c->lat);
 	if (c->papi_set != PAPI_NULL) {
 		long long v[3];
 		PAPI_stop(c->papi_set, v);

@@ -65,10 +65,37 @@ struct nl_tcounters;
  */
 int nl_counters_open(enum nl_backend b, pid_t pid, pid_t tid,
 		     struct nl_tcounters **out);
-/* Deltas since the previous read (or since open); sets s->measured. */
+/*
+ * Deltas since the previous read (or since open); sets s->measured. With
+ * latency sampling, lat_count/lat_sum_ns by dense node and NL_M_LATENCY
+ * when samples past the last-level cache were taken in the interval.
+ */
 int nl_counters_read(struct nl_tcounters *c, struct nl_sample *s);
 void nl_counters_close(struct nl_tcounters *c);
-/* enum nl_measured bits that backend b fills. */
+/*
+ * enum nl_measured bits that backend b fills. NL_M_LATENCY for perf and
+ * papi only when latency sampling works here (nl_lat_default(): probed
+ * once, on the calling thread).
+ */
 unsigned nl_counters_measured(enum nl_backend b);
+
+/*
+ * How latency samples become dense nodes: node_os[i] is the OS number of
+ * dense node i (the topology's node_os, nnodes <= NL_MAX_NODES). Until it
+ * is set, samples are read and dropped.
+ */
+void nl_counters_set_node_map(struct nl_tcounters *c, const int *node_os,
+			      int nnodes);
+
+struct nl_lat_pmu;
+/*
+ * Start latency sampling with p on open counters (nl_counters_open does it
+ * for perf and papi when nl_lat_default() offers a PMU; tests attach a
+ * software event). 0 or a negative errno; counting goes on either way.
+ */
+int nl_counters_attach_latency(struct nl_tcounters *c,
+			       const struct nl_lat_pmu *p);
+/* 0 when c samples latency, else a negative errno and *why in words. */
+int nl_counters_latency(const struct nl_tcounters *c, const char **why);
 
 #endif

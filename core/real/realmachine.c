@@ -78,6 +78,9 @@ static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
 		hwloc_bitmap_copy(t->orig_os, p->orig_os);
 	to_dense(r->m.topo, t->orig_os, t->allowed);
 	t->ctr_err = nl_counters_open(r->o.backend, t->pid, tid, &t->ctr);
+	if (t->ctr) /* latency samples by the decision topology's nodes */
+		nl_counters_set_node_map(t->ctr, r->m.topo->node_os,
+					 r->m.topo->nnodes);
 	p->info.threads_seen++;
 	return 0;
 }
