@@ -1,5 +1,6 @@
 /* numalot: find out, by trying, which counters this node really offers. */
 #include "counters.h"
+#include "latency.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -103,10 +104,77 @@ static void probe_software(struct nl_probe *p, pid_t tid)
 			 b->events[0].reason);
 }
 
+/*
+ * Precise load-latency sampling, tried for real: the event opened on a
+ * thread and its ring buffer mapped (what every managed thread will need).
+ */
+static void probe_latency(struct nl_probe *p, struct nl_probe_backend *b,
+			  pid_t tid)
+{
+	struct nl_probe_event *e = &b->events[b->nevents++];
+	struct nl_lat_pmu pmu;
+	const char *where = "", *what;
+	int rc = nl_lat_pmu_find(NL_LAT_SYSFS, &pmu);
+	char why[112];
+
+	e->name = "memory-latency sampling";
+	if (rc == -ENOENT) {
+		snprintf(e->reason, sizeof(e->reason),
+			 "neither Intel PEBS mem-loads nor AMD IBS is exposed "
+			 "by the kernel%s",
+			 p->pmu_present ? "" : " (no PMU)");
+		return;
+	}
+	what = strcmp(pmu.name, "ibs_op") == 0 ? "AMD IBS op"
+					       : "Intel PEBS mem-loads";
+	if (rc == -EOPNOTSUPP) {
+		snprintf(e->reason, sizeof(e->reason),
+			 "%s exposed, but kernels before 6.1 put no data "
+			 "source, address or latency in its samples",
+			 what);
+		return;
+	}
+	if (rc < 0) {
+		snprintf(e->reason, sizeof(e->reason),
+			 "%s exposed, but its encoding in sysfs (%s) is "
+			 "unreadable",
+			 what, pmu.name);
+		return;
+	}
+	rc = nl_lat_try(&pmu, tid, &where);
+	if (rc == 0) {
+		e->available = 1;
+		if (pmu.kind == NL_LAT_PEBS)
+			snprintf(e->reason, sizeof(e->reason),
+				 "%s, ldlat %d cycles, 1 in %llu loads: opened "
+				 "and mapped on a thread",
+				 what, pmu.ldlat,
+				 (unsigned long long)pmu.period);
+		else
+			snprintf(e->reason, sizeof(e->reason),
+				 "%s, 1 in %llu %s%s: opened and mapped on a "
+				 "thread",
+				 what, (unsigned long long)pmu.period,
+				 pmu.ibs_ops ? "ops" : "cycles",
+				 pmu.ibs_l3_miss ? ", L3 misses only" : "");
+		return;
+	}
+	if (strcmp(where, "mmap") == 0 && (rc == -EPERM || rc == -ENOMEM))
+		snprintf(why, sizeof(why),
+			 "its ring buffer could not be mapped (locked memory: "
+			 "perf_event_mlock_kb, RLIMIT_MEMLOCK)");
+	else
+		nl_probe_perf_reason(why, sizeof(why), -rc,
+				     p->perf_event_paranoid, p->pmu_present);
+	if (snprintf(e->reason, sizeof(e->reason), "%s: %s: %s", what, where,
+		     why) >= (int)sizeof(e->reason))
+		e->reason[sizeof(e->reason) - 1] =
+			'\0'; /* cut, still says it */
+}
+
 static void probe_perf(struct nl_probe *p, pid_t tid)
 {
 	struct nl_probe_backend *b = &p->backend[NL_BACKEND_PERF];
-	struct nl_probe_event *e;
 
 	try_perf(p, b, "instructions", PERF_TYPE_HARDWARE,
 		 PERF_COUNT_HW_INSTRUCTIONS, tid);
@@ -114,32 +182,15 @@ static void probe_perf(struct nl_probe *p, pid_t tid)
 		 tid);
 	try_perf(p, b, "cache-misses (last level)", PERF_TYPE_HARDWARE,
 		 PERF_COUNT_HW_CACHE_MISSES, tid);
-	/* Precise load-latency sampling: Intel mem-loads, AMD IBS op. */
-	e = &b->events[b->nevents++];
-	e->name = "memory-latency sampling";
-	if (access("/sys/bus/event_source/devices/cpu/events/mem-loads",
-		   F_OK) == 0) {
-		e->available = 0;
-		snprintf(e->reason, sizeof(e->reason),
-			 "Intel PEBS mem-loads exposed by the kernel; latency "
-			 "sampling is not implemented yet in numalot");
-	} else if (access("/sys/bus/event_source/devices/ibs_op", F_OK) == 0) {
-		snprintf(
-			e->reason, sizeof(e->reason),
-			"AMD IBS op exposed by the kernel; latency sampling is "
-			"not implemented yet in numalot");
-	} else {
-		snprintf(e->reason, sizeof(e->reason),
-			 "neither Intel PEBS mem-loads nor AMD IBS is exposed "
-			 "by "
-			 "the kernel");
-	}
+	probe_latency(p, b, tid);
 	b->available = b->events[0].available && b->events[2].available;
 	if (b->available)
 		snprintf(b->reason, sizeof(b->reason),
 			 "instructions and last-level misses per thread: ops/s "
-			 "and "
-			 "OI; no latency term");
+			 "and OI; %s",
+			 b->events[3].available
+				 ? "latency by node from load sampling"
+				 : "no latency term");
 	else
 		snprintf(b->reason, sizeof(b->reason), "%s",
 			 !b->events[0].available ? b->events[0].reason
@@ -211,11 +262,16 @@ static void probe_papi(struct nl_probe *p, pid_t tid)
 			PAPI_destroy_eventset(&set);
 		}
 	}
+	/* papi samples latency the same way as perf (tried there). */
+	b->events[b->nevents++] = p->backend[NL_BACKEND_PERF].events[3];
 	b->available = b->events[0].available;
 	if (b->available)
 		snprintf(b->reason, sizeof(b->reason),
-			 "%d of %d presets usable per thread", present,
-			 b->nevents);
+			 "%d of %d presets usable per thread; %s", present,
+			 (int)(sizeof(presets) / sizeof(presets[0])),
+			 b->events[b->nevents - 1].available
+				 ? "latency by node from load sampling"
+				 : "no latency term");
 	else if (!b->reason[0])
 		snprintf(b->reason, sizeof(b->reason), "%s",
 			 b->events[0].reason);
