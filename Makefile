@@ -33,12 +33,23 @@ TESTS := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCHES := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 LIB := $(BUILD)/libnumalot.a
 NUMALOT := $(BUILD)/numalot
+SLURM_PLUGIN_DIR ?= $(firstword $(wildcard /usr/lib/*/slurm-wlm /usr/lib64/slurm /usr/lib/slurm) /usr/lib/slurm)
+SPANK_SRC := spank/numalot.c spank/agentctl.c spank/site.c core/agent/protocol.c \
+	core/util.c
+SPANK := $(BUILD)/numalot.so
 NUMALOTD := $(BUILD)/numalotd
 WORKLOAD := $(BUILD)/numalot-workload
 
 .PHONY: all check test-bin run-tests clean install uninstall deps format \
 	bench demo fuzz format-check
+# PREFIX is compiled into numalot (the scenario set) and the plugin (the
+# agent's path): a stamp makes them rebuild when it changes.
+PREFIX_STAMP := $(BUILD)/prefix
+$(shell mkdir -p $(BUILD); echo '$(PREFIX)' | cmp -s - $(PREFIX_STAMP) 2>/dev/null || echo '$(PREFIX)' > $(PREFIX_STAMP))
+
 all: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK)
+
+$(BUILD)/core/cli/cmd_bench.o: $(PREFIX_STAMP)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -64,11 +75,7 @@ $(NUMALOTD): $(BUILD)/core/agent/numalotd.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NL_LIBS)
 
 # The SPANK plugin: no -lslurm, the spank_* symbols come from the loader.
-SLURM_PLUGIN_DIR ?= $(firstword $(wildcard /usr/lib/*/slurm-wlm /usr/lib64/slurm /usr/lib/slurm) /usr/lib/slurm)
-SPANK_SRC := spank/numalot.c spank/agentctl.c spank/site.c core/agent/protocol.c \
-	core/util.c
-SPANK := $(BUILD)/numalot.so
-$(SPANK): $(SPANK_SRC) $(wildcard spank/*.h) core/agent/protocol.h
+$(SPANK): $(SPANK_SRC) $(wildcard spank/*.h) core/agent/protocol.h $(PREFIX_STAMP)
 	$(CC) $(NL_CFLAGS) -Ispank $(CFLAGS) -fPIC -shared \
 		-DNUMALOT_AGENT_PATH='"$(PREFIX)/sbin/numalotd"' -o $@ \
 		$(SPANK_SRC) $(shell pkg-config --libs json-c)

@@ -4,7 +4,7 @@
 set -eu
 pkgs="build-essential pkg-config libhwloc-dev hwloc-nox libjson-c-dev
 	libcmocka-dev libnuma-dev libpapi-dev valgrind python3 clang
-	libclang-rt-14-dev slurm-wlm slurmctld slurmd slurm-client libslurm-dev
+	libclang-rt-dev slurm-wlm slurmctld slurmd slurm-client libslurm-dev
 	munge"
 missing=""
 for p in $pkgs; do
