@@ -316,7 +316,9 @@ int nl_agent_run(const struct nl_agent_config *c)
 {
 	struct nl_server s = {.cfg = c};
 	struct nl_topology *topo = NULL;
-	struct nl_real_options o = {.backend = c->backend};
+	/* A site's counters= that does not work here must not cost jobs
+	 * numalot: fall back, and say so. */
+	struct nl_real_options o = {.backend = c->backend, .fallback = 1};
 	char err[512];
 	sigset_t mask;
 	int lfd = -1, tfd = -1, sfd = -1, status = 1;
@@ -333,6 +335,8 @@ int nl_agent_run(const struct nl_agent_config *c)
 		nl_log(NL_LOG_ERROR, "%s", err);
 		goto out;
 	}
+	if (err[0])
+		nl_log(NL_LOG_WARNING, "%s", err);
 	if (nl_engine_create(s.machine, &s.engine) < 0)
 		goto out;
 	lfd = listen_on(c->socket_path);

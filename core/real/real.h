@@ -13,12 +13,18 @@ struct nl_real_options {
 	enum nl_backend backend;	   /* AUTO is resolved by probing */
 	int follow_children;		   /* manage child processes too */
 	const volatile sig_atomic_t *stop; /* wait() ends early when set */
+	/*
+	 * A backend asked for by name that does not work here: 0 refuse
+	 * (-ENOTSUP, err says why); 1 use what auto picks, and say so in err.
+	 */
+	int fallback;
 };
 
 /*
- * A machine over the live node. topo is the topology decisions are made
- * on (the live one, or a description of the same CPUs for testing); every
- * CPU it names must exist here. The caller keeps topo alive.
+ * A machine over the live node. On success err may still hold a warning
+ * (a backend fallen back from); it is empty otherwise. topo is the topology
+ * decisions are made on (the live one, or a description of the same CPUs for
+ * testing); every CPU it names must exist here. The caller keeps topo alive.
  */
 int nl_real_create(const struct nl_topology *topo,
 		   const struct nl_real_options *o, struct nl_machine **out,

@@ -378,14 +378,34 @@ int nl_real_create(const struct nl_topology *topo,
 	int rc;
 
 	*out = NULL;
+	if (err && errlen)
+		err[0] = 0;
 	if (!r)
 		return -ENOMEM;
 	r->o = *o;
-	if (r->o.backend == NL_BACKEND_AUTO) {
-		struct nl_probe p;
-		nl_counters_probe(0, &p);
+	/* A backend is used only if it works here, found by trying. */
+	struct nl_probe p;
+	nl_counters_probe(0, &p);
+	if (r->o.backend != NL_BACKEND_AUTO &&
+	    !p.backend[r->o.backend].available) {
+		if (!o->fallback) {
+			nl_errf(err, errlen, 0,
+				"counter backend %s does not work here: %s "
+				"(numalot info says more)",
+				nl_backend_name(r->o.backend),
+				p.backend[r->o.backend].reason);
+			free(r);
+			return -ENOTSUP;
+		}
+		nl_errf(err, errlen, 0,
+			"counter backend %s does not work here (%s): using %s",
+			nl_backend_name(r->o.backend),
+			p.backend[r->o.backend].reason,
+			nl_backend_name(p.best));
 		r->o.backend = p.best;
 	}
+	if (r->o.backend == NL_BACKEND_AUTO)
+		r->o.backend = p.best;
 	r->m = (struct nl_machine){.ops = &real_ops,
 				   .topo = topo,
 				   .backend = nl_backend_name(r->o.backend),

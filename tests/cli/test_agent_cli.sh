@@ -88,6 +88,13 @@ check "SIGTERM: every thread has its affinity back" test "$left" -eq 0
 check "SIGTERM: the socket is gone" test ! -e "$S"
 kill $wp 2>/dev/null
 
+# A site's counters= that does not work here: the agent falls back, says so.
+if [ "$("$N" info --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["perf"]["available"])')" = False ]; then
+	"$D" --socket="$T/fb/s.sock" --counters=perf --idle-exit=1 2>"$T/fb.log"
+	check "an unusable counters= falls back to what works, and says so" \
+		grep -q "counter backend perf does not work here .*: using software" "$T/fb.log"
+fi
+
 # A socket folder that others may write is refused.
 mkdir -m 0777 "$T/open"
 "$D" --socket="$T/open/s.sock" --idle-exit=1 2>"$T/open.log"

@@ -53,6 +53,17 @@ check "info on a described topology" grep -q "2 NUMA nodes, 4 cores, 4 CPUs" "$T
 "$N" info --topology="numa:2 warp:1" >/dev/null 2>"$T/info.err"
 check "info: a bad topology is refused, named" grep -q "warp" "$T/info.err"
 
+# A backend asked for by name must work here, or numalot says why.
+for b in perf papi; do
+	if [ "$(json "$T/info.json" "r['counters']['$b']['available']")" = True ]; then
+		check "--counters=$b works where info says it does" "$N" run --counters=$b -- true
+	else
+		"$N" run --counters=$b -- true 2>"$T/b.err"
+		check "--counters=$b is refused where it does not work (status 2)" test $? -eq 2
+		check "...saying why" grep -q "counter backend $b does not work here" "$T/b.err"
+	fi
+done
+
 # 1. run: pins and moves threads, observed from outside.
 "$N" run --policy=lbma --period=0.2 --topology="$TOPO" --report="$T/run.json" \
 	-- "$W" --threads 4 --seconds 3 --exit-code 3 >"$T/run.out" 2>&1 &
