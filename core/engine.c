@@ -140,6 +140,29 @@ static struct ethread *thread_new(struct nl_engine *e,
 	return t;
 }
 
+/*
+ * A process the machine manages that the engine was not told of (a child
+ * the machine followed): it joins the domain of a process of the same job.
+ */
+static int adopt(struct nl_engine *e, int pid)
+{
+	const struct nl_process_info *p;
+	size_t n;
+	int job = -1;
+
+	if (e->m->ops->processes(e->m, &p, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n && job < 0; i++)
+		if (p[i].pid == pid)
+			job = p[i].job;
+	for (size_t i = 0; i < n && job >= 0; i++) {
+		int d = p[i].job == job ? domain_of_pid(e, p[i].pid) : -1;
+		if (d >= 0 && nl_engine_add_process(e, pid, d) == 0)
+			return d;
+	}
+	return -1;
+}
+
 /* Forget the oldest ended threads past NL_MAX_ENDED_THREADS. */
 static void forget_ended(struct nl_engine *e)
 {
@@ -178,6 +201,8 @@ static int refresh_threads(struct nl_engine *e)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		int domain = domain_of_pid(e, ti[i].pid);
+		if (domain < 0)
+			domain = adopt(e, ti[i].pid);
 		if (domain < 0)
 			continue;
 		while (j < e->nlive && e->live[j]->tid < ti[i].tid)

@@ -154,7 +154,20 @@ rc=$?
 check "SIGTERM to numalot run reaches the command (status 143)" test $rc -eq 143
 check "...and the command is gone" test ! -e "/proc/$sp/status" -o -z "$sp"
 
-# 6. bad input: one clear line, status 2.
+# 6. --children: the command's child processes are managed too.
+"$N" run --children --policy=lbma --period=0.2 --topology="$TOPO" --report="$T/ch.json" -- \
+	sh -c "'$W' --threads 2 --seconds 1.5 >/dev/null & '$W' --threads 2 --seconds 1.5 >/dev/null; wait"
+check "--children: run succeeds" test $? -eq 0
+check "--children: the shell and both its children are in the report" \
+	test "$(json "$T/ch.json" "len(r['processes'])")" -eq 3
+check "--children: so are the children's threads (1 + 3 + 3)" \
+	test "$(json "$T/ch.json" "len(r['threads'])")" -eq 7
+"$N" run --policy=lbma --period=0.2 --topology="$TOPO" --report="$T/noch.json" -- \
+	sh -c "'$W' --threads 2 --seconds 0.5 >/dev/null"
+check "without --children only the command itself" \
+	test "$(json "$T/noch.json" "len(r['processes'])")" -eq 1
+
+# 7. bad input: one clear line, status 2.
 expect2() { # description, text, args...
 	local what=$1 text=$2
 	shift 2
