@@ -169,6 +169,9 @@ static int papi_ready(void)
 	if (state == 0) {
 		int v = PAPI_library_init(PAPI_VER_CURRENT);
 		state = v == PAPI_VER_CURRENT ? 1 : -1;
+		/* PAPI_set_multiplex needs this first, once. */
+		if (state == 1 && PAPI_multiplex_init() != PAPI_OK)
+			state = -1;
 	}
 	return state == 1;
 }

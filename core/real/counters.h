@@ -49,6 +49,9 @@ struct nl_probe {
  */
 void nl_counters_probe(pid_t tid, struct nl_probe *out);
 
+/* What auto picks from a probe's findings: the richest backend that works. */
+enum nl_backend nl_probe_pick(const struct nl_probe *p);
+
 /*
  * Words for why perf_event_open refused (errno err), given the paranoid
  * setting and whether a PMU is present; written into buf.

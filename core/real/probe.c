@@ -277,6 +277,17 @@ static void probe_papi(struct nl_probe *p, pid_t tid)
 			 b->events[0].reason);
 }
 
+enum nl_backend nl_probe_pick(const struct nl_probe *p)
+{
+	/* PAPI's presets include FP ops; perf_event's generic events do not;
+	 * software needs no PMU at all. */
+	if (p->backend[NL_BACKEND_PAPI].available)
+		return NL_BACKEND_PAPI;
+	if (p->backend[NL_BACKEND_PERF].available)
+		return NL_BACKEND_PERF;
+	return NL_BACKEND_SOFTWARE;
+}
+
 void nl_counters_probe(pid_t tid, struct nl_probe *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -296,10 +307,7 @@ void nl_counters_probe(pid_t tid, struct nl_probe *out)
 	probe_perf(out, tid);
 	probe_papi(out, tid);
 	out->backend[NL_BACKEND_AUTO].available = 1;
-	out->best = out->backend[NL_BACKEND_PAPI].available ? NL_BACKEND_PAPI
-		    : out->backend[NL_BACKEND_PERF].available
-			    ? NL_BACKEND_PERF
-			    : NL_BACKEND_SOFTWARE;
+	out->best = nl_probe_pick(out);
 	snprintf(out->backend[NL_BACKEND_AUTO].reason,
 		 sizeof(out->backend[NL_BACKEND_AUTO].reason), "picks %s",
 		 nl_backend_name(out->best));

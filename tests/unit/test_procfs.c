@@ -143,6 +143,23 @@ static void probe_reasons(void **state)
 	assert_non_null(strstr(buf, "RLIMIT_NOFILE"));
 }
 
+/* What auto picks, with backends failing as we say. */
+static void probe_pick(void **state)
+{
+	(void)state;
+	struct nl_probe p;
+	memset(&p, 0, sizeof(p));
+	p.backend[NL_BACKEND_SOFTWARE].available = 1;
+	assert_int_equal(nl_probe_pick(&p), NL_BACKEND_SOFTWARE);
+	p.backend[NL_BACKEND_PERF].available = 1;
+	assert_int_equal(nl_probe_pick(&p), NL_BACKEND_PERF);
+	p.backend[NL_BACKEND_PAPI].available = 1;
+	assert_int_equal(nl_probe_pick(&p), NL_BACKEND_PAPI);
+	/* PAPI listed but unusable (found so by trying): perf. */
+	p.backend[NL_BACKEND_PAPI].available = 0;
+	assert_int_equal(nl_probe_pick(&p), NL_BACKEND_PERF);
+}
+
 /* The live probe never fails and always offers the software backend. */
 static void live_probe(void **state)
 {
@@ -170,6 +187,7 @@ int main(void)
 		cmocka_unit_test(own_tasks),
 		cmocka_unit_test(software_counters),
 		cmocka_unit_test(probe_reasons),
+		cmocka_unit_test(probe_pick),
 		cmocka_unit_test(live_probe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
