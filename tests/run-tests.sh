@@ -5,6 +5,7 @@ set -u
 cd "$(dirname "$0")/.."
 passed=0
 failed=0
+skipped=0
 failures=()
 for t in "$@"; do
 	out=$("$t" 2>&1)
@@ -32,7 +33,10 @@ for t in "${scripts[@]}"; do
 	p=$(grep -c '^ok - ' <<<"$out")
 	f=$(grep -c '^not ok - ' <<<"$out")
 	[ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
-	[ $rc -eq 0 ] && [ "$p" -eq 0 ] && p=1 # a script that only says it ran
+	k=$(grep -c '^skip' <<<"$out")
+	# A script that skipped is not a pass; one that only says it ran is.
+	[ $rc -eq 0 ] && [ "$p" -eq 0 ] && [ "$k" -eq 0 ] && p=1
+	skipped=$((skipped + k))
 	passed=$((passed + p))
 	failed=$((failed + f))
 	if [ $rc -ne 0 ]; then
@@ -41,8 +45,8 @@ for t in "${scripts[@]}"; do
 	else
 		grep -E '^(skip|fuzz_)' <<<"$out"
 	fi
-	echo "$(basename "$t"): $p passed, $f failed"
+	echo "$(basename "$t"): $p passed, $f failed$([ "$k" -gt 0 ] && echo ", $k skipped")"
 done
 [ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"
-echo "tests: $passed passed, $failed failed"
+echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

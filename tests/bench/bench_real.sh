@@ -24,3 +24,30 @@ d = r["summary"]["duration_s"]
 print("%8d %8d %10.3f %14.1f %12.3f" % (n, p, cpu, cpu / p / n * 1e6, 100 * cpu / d))
 PY
 done
+
+# numad, where installed, on the same kind of process: its own CPU time
+# over the same span, and its log's word on what it scanned.
+if command -v numad >/dev/null && [ "$(id -u)" = 0 ]; then
+	"$build/numalot-workload" --threads 256 --seconds "$((secs + 2))" --mode compute >/dev/null &
+	wp=$!
+	sleep 1
+	numad -i 1:1 -p "$wp" -l 6 >/dev/null 2>&1
+	sleep 0.5
+	nd=$(cat /var/run/numad.pid 2>/dev/null)
+	if [ -n "$nd" ] && [ -e "/proc/$nd" ]; then
+		sleep "$secs"
+		read -r u s < <(awk '{print $14, $15}' "/proc/$nd/stat")
+		kill "$nd"
+		python3 -c "
+hz = $(getconf CLK_TCK); cpu = ($u + $s) / hz
+print('numad, 256 threads, %d s at 1 s scans: %.3f s of CPU (%.3f%% of a core)' % ($secs, cpu, 100 * cpu / $secs))"
+		grep -m1 "Nodes:" /var/log/numad.log 2>/dev/null | sed 's/^/numad log: /'
+		grep -q "Nodes: 1" /var/log/numad.log 2>/dev/null &&
+			echo "numad: one NUMA node here, so it scans no process (nothing to compare)"
+	else
+		echo "numad: did not start"
+	fi
+	wait "$wp"
+else
+	echo "numad: not installed (apt-get install numad) or not root: no comparison"
+fi

@@ -81,6 +81,8 @@ check "a pinned thread changed CPU during the run (seen in /proc)" test "$moved"
 if command -v python3 >/dev/null; then
 	check "report lists the 4 workers (and main)" \
 		test "$(json "$T/run.json" "len(r['threads'])")" -ge 5
+	check "report: every thread measured (periods >= 1)" \
+		test "$(json "$T/run.json" "min(t['periods'] for t in r['threads'])")" -ge 1
 	check "report: software backend, task-clock measured" test \
 		"$(json "$T/run.json" "r['counters']['backend'], r['counters']['measured']['task_clock']")" \
 		= "software True"

@@ -7,7 +7,7 @@ build=${1:-build}
 secs=${2:-5}
 cd "$(dirname "$0")/../.."
 if ! command -v clang >/dev/null; then
-	echo "fuzz: skip: clang is not installed (make deps installs it)"
+	echo "skip: fuzzing needs clang (make deps installs it)"
 	exit 0
 fi
 mkdir -p "$build/fuzz"
