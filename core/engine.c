@@ -321,7 +321,7 @@ static void model_domain(struct nl_engine *e, struct edomain *d, double now)
 }
 
 static int journal(struct edomain *d, const struct nl_action *a, double t_s,
-		   const char *reason)
+		   const char *reason, int pid, int other_pid)
 {
 	if (d->nevents >= NL_MAX_EVENTS) {
 		d->events_dropped++;
@@ -335,15 +335,18 @@ static int journal(struct edomain *d, const struct nl_action *a, double t_s,
 		d->events = n;
 		d->capevents = cap;
 	}
-	d->events[d->nevents++] = (struct event){t_s,
-						 reason ? NL_ACT_SKIP : a->kind,
-						 a->tid,
-						 a->other_tid,
-						 a->from_cpu,
-						 a->to_cpu,
-						 a->tickets,
-						 a->total_tickets,
-						 reason ? reason : a->reason};
+	d->events[d->nevents++] =
+		(struct event){.t_s = t_s,
+			       .kind = reason ? NL_ACT_SKIP : a->kind,
+			       .tid = a->tid,
+			       .other_tid = a->other_tid,
+			       .pid = pid,
+			       .other_pid = other_pid,
+			       .from_cpu = a->from_cpu,
+			       .to_cpu = a->to_cpu,
+			       .tickets = a->tickets,
+			       .total_tickets = a->total_tickets,
+			       .reason = reason ? reason : a->reason};
 	return 0;
 }
 
@@ -392,9 +395,10 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 					    : NULL;
 		const char *why = NULL;
 
+		int pid = t ? t->pid : -1, upid = u ? u->pid : -1;
 		if (a->kind == NL_ACT_SKIP) {
 			d->sum.skips++;
-			rc = journal(d, a, now, NULL);
+			rc = journal(d, a, now, NULL, pid, upid);
 			continue;
 		}
 		if (a->kind == NL_ACT_SWAP &&
@@ -407,12 +411,13 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 			why = place(e, u, a->from_cpu);
 		if (why) {
 			d->sum.skips++;
-			rc = journal(d, a, now, why);
+			rc = journal(d, a, now, why, pid, upid);
 			continue;
 		}
 		switch (a->kind) {
 		case NL_ACT_PIN:
 			d->sum.pins++;
+			t->pins++;
 			continue;
 		case NL_ACT_MIGRATE:
 			d->sum.migrations++;
@@ -426,7 +431,7 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 			break;
 		}
 		t->migrations++;
-		rc = journal(d, a, now, NULL);
+		rc = journal(d, a, now, NULL, pid, upid);
 	}
 	return rc;
 }
@@ -601,6 +606,38 @@ int nl_engine_remove_domain(struct nl_engine *e, int domain)
 	nl_policy_state_free(&d->state);
 	free(d->events);
 	*d = e->domains[--e->ndomains];
+	return 0;
+}
+
+int nl_engine_remove_process(struct nl_engine *e, int pid)
+{
+	size_t j = 0, k;
+
+	for (k = 0; k < e->nprocs && e->procs[k].pid != pid; k++)
+		;
+	if (k == e->nprocs)
+		return -ENOENT;
+	for (size_t i = 0; i < e->nlive; i++) {
+		struct ethread *t = e->live[i];
+		if (t->pid == pid && t->pinned && t->alive)
+			e->m->ops->release(e->m, t->tid);
+		if (t->pid != pid)
+			e->live[j++] = t;
+	}
+	e->nlive = j;
+	j = 0;
+	for (size_t i = 0; i < e->nall; i++) {
+		if (e->all[i]->pid == pid) {
+			hwloc_bitmap_free(e->all[i]->allowed);
+			free(e->all[i]);
+		} else {
+			e->all[j++] = e->all[i];
+		}
+	}
+	e->nall = j;
+	if (e->m->ops->forget)
+		e->m->ops->forget(e->m, pid);
+	e->procs[k] = e->procs[--e->nprocs];
 	return 0;
 }
 

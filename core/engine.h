@@ -43,6 +43,20 @@ int nl_engine_run(struct nl_engine *e);
  */
 int nl_engine_remove_domain(struct nl_engine *e, int domain);
 
+/*
+ * Stop managing process pid: its threads get their affinity back and are
+ * forgotten (with the machine's forget). The domain stays. 0 or -ENOENT.
+ */
+int nl_engine_remove_process(struct nl_engine *e, int pid);
+
+/*
+ * The report of a domain limited to some of its processes (a job step of a
+ * job's domain): their processes, threads and events, and counts from
+ * those. The policy, counters, machine and periods are the domain's.
+ */
+struct json_object *nl_engine_report_pids(struct nl_engine *e, int domain,
+					  const int *pids, size_t npids);
+
 /* 1 when every process of the domain has ended, 0 if not, -ENOENT. */
 int nl_engine_domain_done(struct nl_engine *e, int domain);
 

@@ -23,6 +23,7 @@ struct ethread {
 	/* journal */
 	double time_on_node[NL_MAX_NODES];
 	int migrations;
+	int pins;
 	int periods_measured;
 	double sum_ops_per_s, sum_oi, sum_latency_ns, sum_perf;
 	int n_ops, n_oi, n_latency;
@@ -32,6 +33,7 @@ struct event {
 	double t_s;
 	enum nl_action_kind kind;
 	int tid, other_tid;
+	int pid, other_pid; /* their processes (-1 none) */
 	int from_cpu, to_cpu;
 	double tickets, total_tickets;
 	const char *reason;

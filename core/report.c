@@ -83,7 +83,24 @@ struct json_object *nl_report_machine(const struct nl_topology *topo)
 	return o;
 }
 
-static struct json_object *processes_json(struct nl_engine *e, int domain)
+/* The processes a report covers: all of the domain's (NULL), or these. */
+struct pidset {
+	const int *pids;
+	size_t n;
+};
+
+static int covers(const struct pidset *ps, int pid)
+{
+	if (!ps)
+		return 1;
+	for (size_t i = 0; i < ps->n; i++)
+		if (ps->pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+static struct json_object *processes_json(struct nl_engine *e, int domain,
+					  const struct pidset *ps)
 {
 	struct json_object *a = json_object_new_array();
 	const struct nl_process_info *p;
@@ -97,7 +114,7 @@ static struct json_object *processes_json(struct nl_engine *e, int domain)
 		for (size_t k = 0; k < e->nprocs; k++)
 			if (e->procs[k].pid == p[i].pid)
 				dom = e->procs[k].domain;
-		if (dom != domain)
+		if (dom != domain || !covers(ps, p[i].pid))
 			continue;
 		struct json_object *o = json_object_new_object();
 		json_object_object_add(o, "pid", json_object_new_int(p[i].pid));
@@ -120,7 +137,8 @@ static struct json_object *processes_json(struct nl_engine *e, int domain)
 	return a;
 }
 
-static struct json_object *threads_json(struct nl_engine *e, int domain)
+static struct json_object *threads_json(struct nl_engine *e, int domain,
+					const struct pidset *ps, int *pins)
 {
 	const struct nl_topology *topo = e->m->topo;
 	struct json_object *a = json_object_new_array();
@@ -128,8 +146,9 @@ static struct json_object *threads_json(struct nl_engine *e, int domain)
 	for (size_t i = 0; i < e->nall; i++) {
 		const struct ethread *t = e->all[i];
 		struct json_object *o, *nodes;
-		if (t->domain != domain)
+		if (t->domain != domain || !covers(ps, t->pid))
 			continue;
+		*pins += t->pins;
 		o = json_object_new_object();
 		nodes = json_object_new_array();
 		for (int k = 0; k < topo->nnodes; k++)
@@ -174,13 +193,22 @@ static struct json_object *node_json(const struct nl_topology *topo, int cpu)
 }
 
 static struct json_object *events_json(struct nl_engine *e,
-				       const struct edomain *d)
+				       const struct edomain *d,
+				       const struct pidset *ps,
+				       struct nl_engine_summary *sum)
 {
 	const struct nl_topology *topo = e->m->topo;
 	struct json_object *a = json_object_new_array();
 
 	for (size_t i = 0; i < d->nevents; i++) {
 		const struct event *ev = &d->events[i];
+		if (!covers(ps, ev->pid) &&
+		    (ev->other_pid < 0 || !covers(ps, ev->other_pid)))
+			continue;
+		sum->migrations += ev->kind == NL_ACT_MIGRATE;
+		sum->swaps += ev->kind == NL_ACT_SWAP;
+		sum->rollbacks += ev->kind == NL_ACT_ROLLBACK;
+		sum->skips += ev->kind == NL_ACT_SKIP;
 		struct json_object *o = json_object_new_object();
 		json_object_object_add(o, "t_s",
 				       json_object_new_double(ev->t_s));
@@ -214,10 +242,12 @@ static struct json_object *events_json(struct nl_engine *e,
 	return a;
 }
 
-struct json_object *nl_engine_report(struct nl_engine *e, int domain)
+static struct json_object *build(struct nl_engine *e, int domain,
+				 const struct pidset *ps)
 {
 	struct edomain *d = nl_engine_domain(e, domain);
 	struct json_object *r, *pol, *sum;
+	struct nl_engine_summary mine = {0};
 
 	if (!d)
 		return NULL;
@@ -234,19 +264,24 @@ struct json_object *nl_engine_report(struct nl_engine *e, int domain)
 	json_object_object_add(r, "counters",
 			       counters_json(e->m, d->terms_seen));
 	json_object_object_add(r, "machine", nl_report_machine(e->m->topo));
-	json_object_object_add(r, "processes", processes_json(e, domain));
-	json_object_object_add(r, "threads", threads_json(e, domain));
-	json_object_object_add(r, "events", events_json(e, d));
+	json_object_object_add(r, "processes", processes_json(e, domain, ps));
+	json_object_object_add(r, "threads",
+			       threads_json(e, domain, ps, &mine.pins));
+	json_object_object_add(r, "events", events_json(e, d, ps, &mine));
+	/* A whole domain's counts are the journal's own; a part's are
+	 * counted from its events (a swap with another part counts in both). */
+	if (!ps)
+		mine = d->sum;
 	sum = json_object_new_object();
 	json_object_object_add(sum, "periods",
 			       json_object_new_int(d->sum.periods));
 	json_object_object_add(sum, "migrations",
-			       json_object_new_int(d->sum.migrations));
-	json_object_object_add(sum, "swaps", json_object_new_int(d->sum.swaps));
+			       json_object_new_int(mine.migrations));
+	json_object_object_add(sum, "swaps", json_object_new_int(mine.swaps));
 	json_object_object_add(sum, "rollbacks",
-			       json_object_new_int(d->sum.rollbacks));
-	json_object_object_add(sum, "skips", json_object_new_int(d->sum.skips));
-	json_object_object_add(sum, "pins", json_object_new_int(d->sum.pins));
+			       json_object_new_int(mine.rollbacks));
+	json_object_object_add(sum, "skips", json_object_new_int(mine.skips));
+	json_object_object_add(sum, "pins", json_object_new_int(mine.pins));
 	json_object_object_add(
 		sum, "events_dropped",
 		json_object_new_int64((int64_t)d->events_dropped));
@@ -258,4 +293,16 @@ struct json_object *nl_engine_report(struct nl_engine *e, int domain)
 		json_object_new_double(e->m->ops->now(e->m) - d->first_s));
 	json_object_object_add(r, "summary", sum);
 	return r;
+}
+
+struct json_object *nl_engine_report(struct nl_engine *e, int domain)
+{
+	return build(e, domain, NULL);
+}
+
+struct json_object *nl_engine_report_pids(struct nl_engine *e, int domain,
+					  const int *pids, size_t npids)
+{
+	struct pidset ps = {pids, npids};
+	return build(e, domain, &ps);
 }

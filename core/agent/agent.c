@@ -179,7 +179,7 @@ static void drop_stale(struct nl_server *s, double now)
 {
 	for (size_t i = 0; i < s->nsteps;) {
 		struct nl_step *st = &s->steps[i];
-		if (nl_engine_domain_done(s->engine, st->domain) != 1) {
+		if (!nl_server_step_done(s, st)) {
 			st->done_since_s = -1;
 			i++;
 			continue;

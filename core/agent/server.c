@@ -57,7 +57,8 @@ static int may_see(const struct nl_peer *peer, const struct nl_step *st)
 struct json_object *nl_server_step_report(struct nl_server *s,
 					  struct nl_step *st)
 {
-	struct json_object *r = nl_engine_report(s->engine, st->domain);
+	struct json_object *r = nl_engine_report_pids(
+		s->engine, st->domain, st->pids, (size_t)st->ntasks);
 	struct json_object *slurm = json_object_new_object();
 
 	if (!r)
@@ -107,11 +108,23 @@ static size_t steps_of(const struct nl_server *s, uid_t uid)
 	return n;
 }
 
+/* The domain of a sibling step: same job, user and policy. */
+static int job_domain(const struct nl_server *s, const struct nl_request *q,
+		      enum nl_policy_kind k)
+{
+	for (size_t i = 0; i < s->nsteps; i++)
+		if (s->steps[i].job == q->job && s->steps[i].uid == q->uid &&
+		    s->steps[i].kind == k)
+			return s->steps[i].domain;
+	return -1;
+}
+
 static struct json_object *
 new_step(struct nl_server *s, const struct nl_request *q, enum nl_policy_kind k,
 	 const struct nl_policy_params *p, struct nl_step **out)
 {
 	struct nl_step *n = realloc(s->steps, sizeof(*n) * (s->nsteps + 1));
+	int domain = job_domain(s, q, k), joined = domain >= 0;
 	char name[64];
 
 	if (!n)
@@ -122,15 +135,27 @@ new_step(struct nl_server *s, const struct nl_request *q, enum nl_policy_kind k,
 	n->job = q->job;
 	n->step = q->step;
 	n->uid = q->uid;
-	n->domain = s->next_domain++;
+	n->kind = k;
 	n->done_since_s = -1;
-	snprintf(name, sizeof(name), "job %u step %u", q->job, q->step);
-	if (nl_engine_add_domain(s->engine, n->domain, name, k, p,
-				 ((uint64_t)q->job << 32) | q->step) < 0)
-		return error("internal", "cannot add the step");
+	if (domain < 0) {
+		/* The job's first step with this policy: its parameters and
+		 * period are the domain's. */
+		domain = s->next_domain++;
+		snprintf(name, sizeof(name), "job %u", q->job);
+		if (nl_engine_add_domain(s->engine, domain, name, k, p,
+					 ((uint64_t)q->job << 32) | q->step) <
+		    0)
+			return error("internal", "cannot add the job");
+	}
+	n->domain = domain;
 	s->nsteps++;
-	nl_log(NL_LOG_INFO, "job %u step %u (uid %u): %s, period %g s", q->job,
-	       q->step, q->uid, q->policy, p->period_s);
+	if (joined)
+		nl_log(NL_LOG_INFO,
+		       "job %u step %u (uid %u): joins the job's %s domain",
+		       q->job, q->step, q->uid, q->policy);
+	else
+		nl_log(NL_LOG_INFO, "job %u step %u (uid %u): %s, period %g s",
+		       q->job, q->step, q->uid, q->policy, p->period_s);
 	*out = n;
 	return NULL;
 }
@@ -186,11 +211,14 @@ static struct json_object *do_register(struct nl_server *s,
 		s->machine->ops->forget(s->machine, q->pid);
 		return fail;
 	}
-	if (nl_engine_add_process(s->engine, q->pid, st->domain) < 0) {
+	int *pids = realloc(st->pids, sizeof(int) * (size_t)(st->ntasks + 1));
+	if (pids)
+		st->pids = pids;
+	if (!pids || nl_engine_add_process(s->engine, q->pid, st->domain) < 0) {
 		s->machine->ops->forget(s->machine, q->pid);
 		return error("internal", "cannot add the process");
 	}
-	st->ntasks++;
+	st->pids[st->ntasks++] = q->pid;
 	nl_log(NL_LOG_INFO, "job %u step %u: task pid %d%s", q->job, q->step,
 	       (int)q->pid, o.wait_exec ? " (taken over at its exec)" : "");
 	return ok();
@@ -198,8 +226,31 @@ static struct json_object *do_register(struct nl_server *s,
 
 void nl_server_drop(struct nl_server *s, struct nl_step *st)
 {
-	nl_engine_remove_domain(s->engine, st->domain);
+	int shared = 0;
+	for (size_t i = 0; i < s->nsteps; i++)
+		shared |=
+			&s->steps[i] != st && s->steps[i].domain == st->domain;
+	if (shared)
+		for (int i = 0; i < st->ntasks; i++)
+			nl_engine_remove_process(s->engine, st->pids[i]);
+	else
+		nl_engine_remove_domain(s->engine, st->domain);
+	free(st->pids);
 	*st = s->steps[--s->nsteps];
+}
+
+int nl_server_step_done(struct nl_server *s, const struct nl_step *st)
+{
+	const struct nl_process_info *p;
+	size_t n;
+
+	if (s->machine->ops->processes(s->machine, &p, &n) < 0)
+		return 0;
+	for (int k = 0; k < st->ntasks; k++)
+		for (size_t i = 0; i < n; i++)
+			if (p[i].pid == st->pids[k] && p[i].end_s < 0)
+				return 0;
+	return 1;
 }
 
 static struct json_object *do_report(struct nl_server *s,

@@ -12,12 +12,18 @@
 
 struct json_object;
 
-/* One job step on this node: one migration domain of the engine. */
+/*
+ * One job step on this node. The steps of one job (of one user) that ask
+ * for the same policy share one migration domain of the engine; each step
+ * keeps its own tasks and gets its own report.
+ */
 struct nl_step {
 	uint32_t job, step;
 	uid_t uid;
+	enum nl_policy_kind kind;
 	int domain;
 	int ntasks;
+	int *pids;	     /* [ntasks] its tasks */
 	double done_since_s; /* when all its tasks had ended, < 0 running */
 };
 
@@ -51,7 +57,10 @@ struct json_object *nl_server_step_report(struct nl_server *s,
 /* Write the site copy of a report into cfg->report_dir (if set). */
 void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
 			 struct json_object *report);
-/* Forget a step (its threads get their affinity back). */
+/* 1 when every task of the step has ended. */
+int nl_server_step_done(struct nl_server *s, const struct nl_step *st);
+/* Forget a step (its threads get their affinity back; its job's domain
+ * goes with its last step). */
 void nl_server_drop(struct nl_server *s, struct nl_step *st);
 
 #endif

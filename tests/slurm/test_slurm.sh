@@ -94,17 +94,28 @@ if [ -s b1.json ] && [ -s b2.json ]; then
 		test "$(json b1.json "r['policy']['name']") $(json b2.json "r['policy']['name']")" = "imar2 lbma"
 fi
 
-# (c) sbatch with two concurrent srun --exact steps: a report per step.
+# (c) sbatch with two concurrent srun --exact steps: one domain for the
+# job, a report per step.
 cat >c.sh <<SH
 #!/bin/bash
 srun --exact -n1 -c1 --numalot=lbma --numalot-period=0.2 --numalot-report=$T/c-%j.%s.json $W --threads 2 --seconds 2 &
-srun --exact -n1 -c1 --numalot=imar2 --numalot-period=0.2 --numalot-report=$T/c-%j.%s.json $W --threads 2 --seconds 2 &
+srun --exact -n1 -c1 --numalot=lbma --numalot-period=0.2 --numalot-report=$T/c-%j.%s.json $W --threads 2 --seconds 2 &
 wait
 SH
 sbatch -W -Q -n2 -c1 -o c.out c.sh >/dev/null 2>&1
 check "(c) batch job exits 0" test $? -eq 0
 check "(c) a report for each of the two steps" test "$(ls c-*.0.json c-*.1.json 2>/dev/null | wc -l)" -eq 2
 check "(c) no report for the batch step itself" test "$(ls numalot-*.json 2>/dev/null | wc -l)" -eq 0
+c0=$(ls c-*.0.json 2>/dev/null | head -1)
+c1=$(ls c-*.1.json 2>/dev/null | head -1)
+if [ -n "$c0" ] && [ -n "$c1" ]; then
+	check "(c) the job's two steps share one migration domain" \
+		grep -q "step [01] (uid 0): joins the job's lbma domain" agent.log
+	check "(c) ...yet each report holds only its own step's task" \
+		test "$(json "$c0" "len(r['processes']), r['slurm']['step']") $(json "$c1" "len(r['processes']), r['slurm']['step']")" = "1 0 1 1"
+	check "(c) ...and only its own threads" \
+		test "$(json "$c0" "len(r['threads'])")" -eq 3 -a "$(json "$c1" "len(r['threads'])")" -eq 3
+fi
 
 # (d) a bad value fails srun before any task runs, listing the policies.
 srun -Q --numalot=bogus touch "$T/d.ran" >d.out 2>&1
