@@ -222,6 +222,25 @@ static void appear_vanish_reuse(void **state)
 		"script");
 	json_object_put(r);
 	assert_null(nl_engine_report(e, 42));
+
+	/* A report on part of the domain: its process only. */
+	int mine = 100, other = 555;
+	r = nl_engine_report_pids(e, 1, &mine, 1);
+	assert_int_equal(json_object_array_length(get(r, "threads")), 6);
+	json_object_put(r);
+	r = nl_engine_report_pids(e, 1, &other, 1);
+	assert_int_equal(json_object_array_length(get(r, "threads")), 0);
+	assert_int_equal(json_object_array_length(get(r, "processes")), 0);
+	assert_int_equal(json_object_array_length(get(r, "events")), 0);
+	assert_int_equal(json_object_get_int(get(get(r, "summary"), "swaps")),
+			 0);
+	json_object_put(r);
+	/* Removing the process forgets its threads; the domain stays. */
+	assert_int_equal(nl_engine_remove_process(e, 100), 0);
+	assert_int_equal(nl_engine_remove_process(e, 100), -ENOENT);
+	r = nl_engine_report(e, 1);
+	assert_int_equal(json_object_array_length(get(r, "threads")), 0);
+	json_object_put(r);
 	nl_engine_free(e);
 	script_free(&s);
 }
