@@ -62,12 +62,11 @@ say "the agent's log"
 cat agent.log
 
 cd "$ROOT"
-say "the same policies on a modelled 2-node machine (numalot sim)"
-for p in static imar2 lbma; do
-	"$B/numalot" sim etc/scenarios/two-node-remote.json --policy=$p --seed=1 | tail -2
-done
-say "and on a modelled 4-node machine running four co-scheduled programs"
-for p in static imar2 lbma; do
-	"$B/numalot" sim etc/scenarios/four-node-mix.json --policy=$p --seed=1 | tail -1
-done
+say "the same policies on modelled NUMA machines (numalot bench)"
+echo "two-node-remote: 8 latency-bound threads whose data is bound to node 0,"
+echo "started on node 1; four-node-mix: four 16-thread programs on 4 x 16 cores."
+"$B/numalot" bench --seeds=3 --policies=imar2,lbma,static \
+	etc/scenarios/two-node-remote.json etc/scenarios/four-node-mix.json |
+	sed -n '1,8p'
+echo "(all 26 scenarios: numalot bench; what they show: docs/evaluation.md)"
 say "done: cluster and agent stopped"
