@@ -31,6 +31,14 @@ const char *nl_cli_option(const char *name, int argc, char **argv, int *i,
 /* Apply "KEY=VALUE" to params; prints the error and returns -1 if bad. */
 int nl_cli_param(const char *cmd, struct nl_policy_params *p, const char *kv);
 
+/*
+ * The options sim and bench share: --param KEY=VALUE and --os=MODE, into o.
+ * 1 when argv[*i] was one of them, 0 when not, -1 (error printed) if bad.
+ */
+struct nl_run_opts;
+int nl_cli_run_option(const char *cmd, int argc, char **argv, int *i,
+		      struct nl_run_opts *o, int *missing);
+
 /* Write a json-c object to path (pretty, with a final newline). */
 struct json_object;
 int nl_cli_write_json(const char *cmd, const char *path, struct json_object *o);

@@ -96,7 +96,7 @@ static int add_path(struct bench_args *a, const char *path)
 static int parse_args(int argc, char **argv, struct bench_args *a)
 {
 	const char *v;
-	int missing;
+	int missing, rc;
 
 	a->policies = DEFAULT_POLICIES;
 	a->nseeds = 5;
@@ -133,20 +133,10 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 		} else if ((v = nl_cli_option("svg", argc, argv, &i,
 					      &missing))) {
 			a->svg = v;
-		} else if ((v = nl_cli_option("param", argc, argv, &i,
-					      &missing))) {
-			if (nl_cli_param(CMD, &a->o.params, v) < 0)
+		} else if ((rc = nl_cli_run_option(CMD, argc, argv, &i, &a->o,
+						   &missing))) {
+			if (rc < 0)
 				return -1;
-		} else if ((v = nl_cli_option("os", argc, argv, &i,
-					      &missing))) {
-			if (nl_os_mode_from_name(v, &a->o.os_mode) < 0) {
-				nl_cli_error(CMD,
-					     "unknown operating system model "
-					     "\"%s\" (valid: %s)",
-					     v, nl_os_mode_names());
-				return -1;
-			}
-			a->o.os_set = 1;
 		} else if (missing) {
 			nl_cli_error(CMD, "%s wants a value", argv[i]);
 			return -1;
@@ -154,7 +144,8 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 			nl_cli_error(
 				CMD,
 				"unknown option \"%s\" (valid: --policies, "
-				"--seeds, --jobs, --json, --svg, --param)",
+				"--seeds, --jobs, --json, --svg, --param, "
+				"--os)",
 				argv[i]);
 			return -1;
 		} else if (add_path(a, argv[i]) < 0) {

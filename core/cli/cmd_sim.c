@@ -33,10 +33,29 @@ static int parse_seed(const char *s, uint64_t *out)
 	return 0;
 }
 
+int nl_cli_run_option(const char *cmd, int argc, char **argv, int *i,
+		      struct nl_run_opts *o, int *missing)
+{
+	const char *v;
+	if ((v = nl_cli_option("param", argc, argv, i, missing)))
+		return nl_cli_param(cmd, &o->params, v) < 0 ? -1 : 1;
+	if (!(v = nl_cli_option("os", argc, argv, i, missing)))
+		return 0;
+	if (nl_os_mode_from_name(v, &o->os_mode) < 0) {
+		nl_cli_error(
+			cmd,
+			"unknown operating system model \"%s\" (valid: %s)", v,
+			nl_os_mode_names());
+		return -1;
+	}
+	o->os_set = 1;
+	return 1;
+}
+
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
 	const char *v;
-	int missing;
+	int missing, rc;
 
 	a->run = NL_RUN_IMAR2;
 	a->seed = 1;
@@ -50,16 +69,10 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 					nl_run_names());
 				return -1;
 			}
-		} else if ((v = nl_cli_option("os", argc, argv, &i,
-					      &missing))) {
-			if (nl_os_mode_from_name(v, &a->o.os_mode) < 0) {
-				nl_cli_error(CMD,
-					     "unknown operating system model "
-					     "\"%s\" (valid: %s)",
-					     v, nl_os_mode_names());
+		} else if ((rc = nl_cli_run_option(CMD, argc, argv, &i, &a->o,
+						   &missing))) {
+			if (rc < 0)
 				return -1;
-			}
-			a->o.os_set = 1;
 		} else if ((v = nl_cli_option("seed", argc, argv, &i,
 					      &missing))) {
 			if (parse_seed(v, &a->seed) < 0) {
@@ -73,10 +86,6 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 		} else if ((v = nl_cli_option("report", argc, argv, &i,
 					      &missing))) {
 			a->report = v;
-		} else if ((v = nl_cli_option("param", argc, argv, &i,
-					      &missing))) {
-			if (nl_cli_param(CMD, &a->o.params, v) < 0)
-				return -1;
 		} else if (missing) {
 			nl_cli_error(CMD, "%s wants a value", argv[i]);
 			return -1;
