@@ -286,11 +286,14 @@ static void model_domain(struct nl_engine *e, struct edomain *d, double now)
 		t->has_perf = nl_perf_compute(&t->acc, &d->params.perf,
 					      topo->nnodes, &pf) == 0;
 		int cpu = t->acc.cpu >= 0 ? t->acc.cpu : t->cpu;
+		t->acc_measured = t->acc.measured;
 		memset(&t->acc, 0, sizeof(t->acc));
 		t->acc.cpu = -1;
 		if (!t->has_perf)
 			continue;
 		t->perf = pf.perf;
+		t->has_share = (t->acc_measured & NL_M_TASK_CLOCK) != 0;
+		t->cpu_share = pf.cpu_share;
 		d->terms_seen |= pf.terms;
 		if (pf.preferred_node < 0) {
 			if (t->pid != last_pid) {
@@ -474,6 +477,8 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 			.has_prev = t->has_prev,
 			.prev_perf = t->prev_perf,
 			.preferred_node = t->preferred_node,
+			.has_share = t->has_share,
+			.cpu_share = t->cpu_share,
 			.record = &t->record,
 			.allowed = t->allowed,
 		};

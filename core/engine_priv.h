@@ -20,6 +20,9 @@ struct ethread {
 	double perf, prev_perf;
 	int has_perf, has_prev;
 	int preferred_node;
+	int has_share;
+	double cpu_share;
+	unsigned acc_measured; /* what the last period's samples measured */
 	/* journal */
 	double time_on_node[NL_MAX_NODES];
 	int migrations;

@@ -18,6 +18,7 @@ void nl_policy_params_default(struct nl_policy_params *p)
 	p->perf_threshold = 0.8;
 	p->max_migrations = 5;
 	p->always_worst = 1;
+	p->idle_share = 0.05;
 	p->select = NL_SELECT_LOTTERY;
 	p->rollback = NL_ROLLBACK_ALL;
 	p->tickets = (struct nl_tickets){
@@ -55,6 +56,7 @@ static const struct pdesc params[] = {
 	D("perf_threshold", perf_threshold, 0, 100),
 	I("max_migrations", max_migrations, 0, 1000000),
 	I("always_worst", always_worst, 0, 1),
+	D("idle_share", idle_share, 0, 1),
 	{"select", P_SELECT, offsetof(struct nl_policy_params, select), 0, 0},
 	{"rollback", P_ROLLBACK, offsetof(struct nl_policy_params, rollback), 0,
 	 0},

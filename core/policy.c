@@ -178,6 +178,19 @@ static int in_domain(const struct step *st, int i)
 	return st->v->threads[i].domain == st->v->domain;
 }
 
+/*
+ * An idle thread (a shell waiting for its child, a sleeping main thread)
+ * that numalot has not pinned is left to the OS: it is not pinned, moved
+ * or counted as occupying a CPU. Pinning it would pass the pin on to every
+ * process and thread it starts (an OpenMP program would size itself to
+ * one CPU).
+ */
+static int idle(const struct step *st, int i)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	return !t->pinned && t->has_share && t->cpu_share < st->p->idle_share;
+}
+
 static int allows(const struct nl_view_thread *t, int cpu)
 {
 	return t->allowed && hwloc_bitmap_isset(t->allowed, (unsigned)cpu);
@@ -195,12 +208,12 @@ static int pin_new(struct step *st)
 		return -ENOMEM;
 	for (int i = 0; i < v->nthreads; i++)
 		if ((v->threads[i].pinned || !in_domain(st, i)) &&
-		    st->cpu[i] >= 0)
+		    !idle(st, i) && st->cpu[i] >= 0)
 			claimed[st->cpu[i]] = 1;
 	for (int i = 0; i < v->nthreads && rc == 0; i++) {
 		const struct nl_view_thread *t = &v->threads[i];
 		int to = t->cpu;
-		if (t->pinned || !in_domain(st, i))
+		if (t->pinned || !in_domain(st, i) || idle(st, i))
 			continue;
 		if (to < 0 || claimed[to] || !allows(t, to)) {
 			int first_free = -1;
@@ -388,7 +401,7 @@ static int imar2_candidates(struct step *st, int *cand)
 	int below = 0;
 	for (int i = 0; i < v->nthreads; i++)
 		if (in_domain(st, i) && v->threads[i].has_perf &&
-		    !st->moved[i]) {
+		    !st->moved[i] && !idle(st, i)) {
 			r[n++] = (struct ranked){v->threads[i].rel_perf,
 						 v->threads[i].tid, i};
 			below += v->threads[i].rel_perf < st->p->perf_threshold;
@@ -412,7 +425,7 @@ static int lbma_candidates(struct step *st, struct nl_rng *rng, int *cand)
 {
 	int n = 0, k;
 	for (int i = 0; i < st->v->nthreads; i++)
-		if (in_domain(st, i) && !st->moved[i])
+		if (in_domain(st, i) && !st->moved[i] && !idle(st, i))
 			cand[n++] = i;
 	k = n < st->p->max_migrations ? n : st->p->max_migrations;
 	for (int j = 0; j < k; j++) { /* partial Fisher-Yates */
@@ -516,7 +529,7 @@ static int step_alloc(struct step *st)
 		int c = st->v->threads[i].cpu;
 		st->cpu[i] = c;
 		st->next[i] = -1;
-		if (c >= 0 && c < nc) {
+		if (c >= 0 && c < nc && !idle(st, i)) {
 			st->next[i] = st->head[c];
 			st->head[c] = i;
 		}

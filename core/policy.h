@@ -44,6 +44,7 @@ struct nl_policy_params {
 	double perf_threshold; /* under-performing below this relative perf */
 	int max_migrations;    /* candidate threads per step (5) */
 	int always_worst;      /* IMAR2: none below threshold -> worst (1) */
+	double idle_share;     /* below this CPU share a thread is idle */
 	enum nl_select select; /* lottery draw (default) or best ticket */
 	enum nl_rollback rollback;
 	struct nl_tickets tickets;
@@ -76,6 +77,8 @@ struct nl_view_thread {
 	int has_prev;	 /* perf of the previous step is known */
 	double prev_perf;
 	int preferred_node; /* -1 unknown */
+	int has_share;	    /* cpu_share was measured */
+	double cpu_share;   /* CPU time over wall time, this period */
 	const struct nl_record *record;
 	hwloc_const_bitmap_t allowed; /* dense CPUs it may ever use */
 };

@@ -16,20 +16,27 @@
 
 /*
  * Is the process still the one registered, running, and (if asked) its
- * user's? A zombie leader whose other threads run is alive.
+ * user's? A zombie leader whose other threads run is alive. Only the
+ * kernel's word that it is gone (or another process under its pid, or
+ * another owner) ends it: a failure to read (out of descriptors, memory)
+ * does not.
  */
-static int alive(const struct rproc *p)
+static int alive(const struct rproc *p, int *changed_hands)
 {
 	struct nl_task_stat st;
 	pid_t pid = p->info.pid, *tids;
 	size_t n;
-	int running = 0;
+	int running = 0, rc = nl_proc_read_stat(pid, pid, &st);
 
-	if (nl_proc_read_stat(pid, pid, &st) < 0 || st.starttime != p->start)
+	if (rc == -ESRCH || (rc == 0 && st.starttime != p->start))
 		return 0;
+	if (rc < 0)
+		return 1;
 	if (p->o.check_uid && !p->pending &&
-	    nl_proc_owned_by(pid, p->o.uid) != 0)
+	    nl_proc_owned_by(pid, p->o.uid) == -EPERM) {
+		*changed_hands = 1;
 		return 0;
+	}
 	if (st.state != 'Z' && st.state != 'X')
 		return 1;
 	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
@@ -44,9 +51,17 @@ static int alive(const struct rproc *p)
 
 void nl_real_note_ends(struct real *r)
 {
-	for (size_t i = 0; i < r->nprocs; i++)
-		if (r->procs[i].info.end_s < 0 && !alive(&r->procs[i]))
-			r->procs[i].info.end_s = r_now(&r->m);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		int changed = 0;
+		if (r->procs[i].info.end_s >= 0 ||
+		    alive(&r->procs[i], &changed))
+			continue;
+		r->procs[i].info.end_s = r_now(&r->m);
+		/* Let go of a process that changed hands (a setuid program):
+		 * its threads get back what they had. */
+		if (changed)
+			nl_real_release_pid(r, r->procs[i].info.pid);
+	}
 }
 
 static int exe_id(pid_t pid, dev_t *dev, ino_t *ino)
@@ -87,6 +102,21 @@ void nl_real_check_pending(struct real *r, struct rproc *p)
 		p->info.end_s = r_now(&r->m);
 }
 
+/*
+ * A child forked by a thread numalot had bound inherited that binding: its
+ * limit is its parent's, and it gets it back at once.
+ */
+static void inherit_limit(struct real *r, pid_t parent, pid_t child)
+{
+	struct rproc *pp = proc_of(r, parent), *cp = proc_of(r, child);
+	if (!pp || !cp || hwloc_bitmap_weight(cp->orig_os) != 1 ||
+	    !hwloc_bitmap_isincluded(cp->orig_os, pp->pinned_os))
+		return;
+	hwloc_bitmap_copy(cp->orig_os, pp->orig_os);
+	hwloc_set_proc_cpubind(r->live, child, cp->orig_os,
+			       HWLOC_CPUBIND_PROCESS);
+}
+
 int nl_real_add_children(struct real *r, struct rproc *p)
 {
 	char path[96], *text;
@@ -111,9 +141,10 @@ int nl_real_add_children(struct real *r, struct rproc *p)
 			long c = strtol(s, &end, 10);
 			if (end == s)
 				break;
-			if (c > 0 && !proc_of(r, (pid_t)c))
-				nl_real_add_process(&r->m, (pid_t)c, &o, NULL,
-						    0);
+			if (c > 0 && !proc_of(r, (pid_t)c) &&
+			    nl_real_add_process(&r->m, (pid_t)c, &o, NULL, 0) ==
+				    0)
+				inherit_limit(r, pid, (pid_t)c);
 		}
 		free(text);
 	}

@@ -72,5 +72,7 @@ int nl_real_add_children(struct real *r, struct rproc *p);
 int nl_real_forget(struct nl_machine *m, int pid);
 /* realmachine.c */
 void nl_real_thread_drop(struct rthread *t);
+/* Give every thread of pid numalot placed the affinity it had. */
+void nl_real_release_pid(struct real *r, pid_t pid);
 
 #endif

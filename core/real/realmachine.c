@@ -239,6 +239,14 @@ static int r_place(struct nl_machine *m, int tid, int cpu)
 	return rc;
 }
 
+void nl_real_release_pid(struct real *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->nth; i++)
+		if (r->th[i].pid == pid && r->th[i].placed &&
+		    bind(r, r->th[i].tid, r->th[i].orig_os) == 0)
+			r->th[i].placed = 0;
+}
+
 static int r_release(struct nl_machine *m, int tid)
 {
 	struct real *r = R(m);

@@ -169,6 +169,13 @@ check "--children: so are the children's threads (1 + 3 + 3)" \
 check "without --children only the command itself" \
 	test "$(json "$T/noch.json" "len(r['processes'])")" -eq 1
 
+# 6b. A waiting shell is idle: numalot leaves it unpinned, so what it
+# starts later is not born pinned to one CPU.
+"$N" run --policy=lbma --period=0.2 --topology="$TOPO" -- \
+	sh -c 'sleep 1; grep Cpus_allowed_list /proc/self/status' >"$T/sh.out" 2>&1
+check "a command started by a waiting shell keeps the whole CPU set" \
+	grep -q "Cpus_allowed_list:[[:space:]]*$ALL\$" "$T/sh.out"
+
 # 7. bad input: one clear line, status 2.
 expect2() { # description, text, args...
 	local what=$1 text=$2

@@ -254,6 +254,54 @@ static void pinning_spreads_and_respects_allowed(void **state)
 	vu_free(&u);
 }
 
+/* An idle thread numalot has not pinned is left alone: not pinned, not
+ * moved, not occupying its CPU. */
+static void idle_threads_left_alone(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_rng rng;
+	struct nl_policy_state s;
+
+	vu_init(&u, "numa:2 core:1 pu:1");
+	struct nl_view_thread *sh = vu_add(&u, 10, 1, 1, 0.01);
+	sh->pinned = 0;
+	sh->has_share = 1;
+	sh->cpu_share = 0.01; /* a shell waiting for its child */
+	struct nl_view_thread *w = vu_add(&u, 11, 1, 0, 0.9);
+	w->pinned = 0;
+	w->has_share = 1;
+	w->cpu_share = 0.9;
+	struct nl_view *v = vu_view(&u, 1.0);
+	nl_plan_init(&plan);
+	nl_rng_seed(&rng, 1);
+	nl_policy_state_init(&s);
+	s.steps = 1;
+	for (int k = 0; k < 20; k++) {
+		nl_plan_clear(&plan);
+		assert_int_equal(
+			nl_policy_step(NL_POLICY_LBMA, &P, v, &s, &rng, &plan),
+			0);
+		for (size_t a = 0; a < plan.n; a++) {
+			/* The shell is never touched... */
+			assert_int_not_equal(plan.actions[a].tid, 10);
+			assert_int_not_equal(plan.actions[a].other_tid, 10);
+		}
+	}
+	/* ...the busy thread is pinned, and moving it to CPU 1 (where the
+	 * idle shell sits) is a plain migration, not a swap. */
+	nl_plan_clear(&plan);
+	w->pinned = 1;
+	nl_policy_step(NL_POLICY_LBMA, &P, v, &s, &rng, &plan);
+	assert_int_equal(plan.n, 1);
+	assert_int_equal(plan.actions[0].kind, NL_ACT_MIGRATE);
+	assert_int_equal(plan.actions[0].to_cpu, 1);
+	nl_policy_state_free(&s);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
 /* Property: over random views, no action leaves a thread's allowed set,
  * swaps need both sides' consent and stay within the domain. */
 static void never_outside_allowed(void **state)
@@ -378,6 +426,7 @@ int main(void)
 		cmocka_unit_test(imar2_rollback_and_period),
 		cmocka_unit_test(lbma_never_rolls_back),
 		cmocka_unit_test(pinning_spreads_and_respects_allowed),
+		cmocka_unit_test(idle_threads_left_alone),
 		cmocka_unit_test(never_outside_allowed),
 		cmocka_unit_test(params_by_name),
 	};
