@@ -512,7 +512,7 @@ out:
 	return rc;
 }
 
-static double next_due(const struct nl_engine *e)
+double nl_engine_next_due(const struct nl_engine *e)
 {
 	double t = INFINITY;
 	for (size_t i = 0; i < e->ndomains; i++)
@@ -537,7 +537,7 @@ double nl_engine_step_due(struct nl_engine *e)
 				return rc;
 		}
 	}
-	return next_due(e);
+	return nl_engine_next_due(e);
 }
 
 int nl_engine_run(struct nl_engine *e)

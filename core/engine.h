@@ -31,6 +31,9 @@ int nl_engine_add_process(struct nl_engine *e, int pid, int domain);
  */
 double nl_engine_step_due(struct nl_engine *e);
 
+/* The machine time at which the next domain is due (INFINITY: none). */
+double nl_engine_next_due(const struct nl_engine *e);
+
 /*
  * Run until the machine's managed processes are all done: step, wait,
  * step. Returns 0 or a negative errno.

@@ -173,7 +173,8 @@ int nl_agentctl_register(const struct nl_site *s, const struct nl_request *q,
 	rc = nl_proto_call(s->socket, req, &reply, CALL_TIMEOUT_MS,
 			   NL_CALL_ROOT_AGENT);
 	/* The agent may have exited idle just after our hello: once more. */
-	if ((rc == -ECONNREFUSED || rc == -ENOENT) &&
+	if ((rc == -ECONNREFUSED || rc == -ENOENT || rc == -ECONNRESET ||
+	     rc == -EPIPE) &&
 	    nl_agentctl_ensure(s, why, len) == 0)
 		rc = nl_proto_call(s->socket, req, &reply, CALL_TIMEOUT_MS,
 				   NL_CALL_ROOT_AGENT);
@@ -259,9 +260,9 @@ static struct json_object *lost_report(const char *reason)
 	return r;
 }
 
-void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int registered,
-			int failed, const char *reason, const char *pattern,
-			const char *cwd)
+void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int attempted,
+			int registered, int failed, const char *reason,
+			const char *pattern, const char *cwd)
 {
 	struct nl_request q = {.op = NL_OP_UNREGISTER, .has_step = 1};
 	char *req, *reply = NULL, why[400], node[64] = "", path[4096], user[64];
@@ -290,7 +291,9 @@ void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int registered,
 	struct passwd *pw = getpwuid(uid);
 	snprintf(user, sizeof(user), "%s", pw ? pw->pw_name : "");
 
-	if (registered > 0) {
+	/* Whenever a registration was tried, the agent may have the step
+	 * (a reply that timed out): unregister it either way. */
+	if (attempted > 0) {
 		req = nl_proto_encode(&q);
 		rc = req ? nl_proto_call(s->socket, req, &reply,
 					 CALL_TIMEOUT_MS, NL_CALL_ROOT_AGENT)
@@ -300,7 +303,10 @@ void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int registered,
 		    json_object_object_get_ex(o, "report", &v) &&
 		    json_object_is_type(v, json_type_object))
 			r = json_object_get(v);
-		if (!r) {
+		if (!r && registered == 0) {
+			r = lost_report(reason && *reason ? reason
+							  : "not started");
+		} else if (!r) {
 			snprintf(why, sizeof(why),
 				 "the agent was lost during the step (%s); its "
 				 "threads ran on where they were",

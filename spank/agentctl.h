@@ -21,8 +21,8 @@ int nl_agentctl_register(const struct nl_site *s, const struct nl_request *q,
  * job's user (and a site copy as root); if the agent was lost, a report
  * that says so.
  */
-void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int registered,
-			int failed, const char *reason, const char *pattern,
-			const char *cwd);
+void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int attempted,
+			int registered, int failed, const char *reason,
+			const char *pattern, const char *cwd);
 
 #endif

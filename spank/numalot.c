@@ -52,6 +52,7 @@ static double user_period;
 static struct {
 	enum nl_choice choice;
 	int active;	/* the step is managed */
+	int attempted;	/* tasks we tried to register */
 	int registered; /* tasks the agent took */
 	int failed;	/* the agent failed us: why, in reason */
 	char reason[320];
@@ -253,6 +254,7 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 		give_up(why);
 		return 0;
 	}
+	step.attempted++;
 	if (nl_agentctl_register(&site, &q, why, sizeof(why)) < 0) {
 		give_up(why);
 		return 0;
@@ -269,7 +271,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 		return 0;
 	if (step.registered == 0 && !step.failed)
 		return 0;
-	nl_agentctl_finish(sp, &site, step.registered, step.failed, step.reason,
-			   user_report, step.cwd);
+	nl_agentctl_finish(sp, &site, step.attempted, step.registered,
+			   step.failed, step.reason, user_report, step.cwd);
 	return 0;
 }

@@ -85,7 +85,9 @@ void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
 	struct stat sb;
 	int fd;
 
-	if (!s->cfg->report_dir)
+	/* Only for steps root (slurmstepd) registered: a user cannot make
+	 * the agent write over a real job's site copy. */
+	if (!s->cfg->report_dir || !st->by_root)
 		return;
 	snprintf(path, sizeof(path), "%s/numalot-%u.%u.%s.json",
 		 s->cfg->report_dir, st->job, st->step, s->node);
@@ -230,7 +232,7 @@ static int watch(int ep, int fd, void *mark)
 static int loop(struct nl_server *s, int lfd, int tfd, int sfd)
 {
 	struct conn_set cs = {.epoll_fd = epoll_create1(EPOLL_CLOEXEC)};
-	double idle_since = nl_mono_s(), next_due = INFINITY;
+	double idle_since = nl_mono_s(), next_due = INFINITY, resume_at = 0;
 	int listening = 1, status = 0;
 
 	if (cs.epoll_fd < 0)
@@ -264,6 +266,7 @@ static int loop(struct nl_server *s, int lfd, int tfd, int sfd)
 					epoll_ctl(cs.epoll_fd, EPOLL_CTL_DEL,
 						  lfd, NULL);
 					listening = 0;
+					resume_at = nl_mono_s() + 0.2;
 				}
 			} else if (p == &timer_mark) {
 				uint64_t x;
@@ -275,11 +278,18 @@ static int loop(struct nl_server *s, int lfd, int tfd, int sfd)
 		}
 		double now = nl_mono_s();
 		conn_expire(&cs, now);
-		if (!listening && watch(cs.epoll_fd, lfd, &listen_mark) == 0)
+		if (!listening && now >= resume_at &&
+		    watch(cs.epoll_fd, lfd, &listen_mark) == 0)
 			listening = 1;
 		if (s->nsteps) {
+			/* A step registered just now may be due before the
+			 * others: wake for whichever comes first. */
+			double soonest = nl_engine_next_due(s->engine) -
+					 s->machine->ops->now(s->machine);
 			if (!isfinite(next_due))
 				next_due = now; /* a first step: take it over */
+			else if (now + soonest < next_due)
+				next_due = now + soonest;
 			if (now >= next_due) {
 				double due = nl_engine_step_due(s->engine);
 				if (due < 0)
@@ -296,6 +306,8 @@ static int loop(struct nl_server *s, int lfd, int tfd, int sfd)
 			idle_since = now;
 		} else {
 			next_due = INFINITY;
+			if (cs.n > 0)
+				idle_since = now; /* someone is talking to us */
 			if (s->cfg->idle_exit_s > 0 &&
 			    now - idle_since >= s->cfg->idle_exit_s) {
 				nl_log(NL_LOG_INFO, "idle for %.0f s: exiting",
@@ -307,6 +319,9 @@ static int loop(struct nl_server *s, int lfd, int tfd, int sfd)
 		arm(tfd, wait < 0.5 ? wait : 0.5);
 	}
 out:
+	/* Leave the socket at once, so that a new agent can take it while
+	 * this one winds down. */
+	unlink(s->cfg->socket_path);
 	conn_close_all(&cs);
 	close(cs.epoll_fd);
 	return status;
@@ -318,7 +333,8 @@ int nl_agent_run(const struct nl_agent_config *c)
 	struct nl_topology *topo = NULL;
 	/* A site's counters= that does not work here must not cost jobs
 	 * numalot: fall back, and say so. */
-	struct nl_real_options o = {.backend = c->backend, .fallback = 1};
+	struct nl_real_options o = {
+		.backend = c->backend, .fallback = 1, .follow_children = 1};
 	char err[512];
 	sigset_t mask;
 	int lfd = -1, tfd = -1, sfd = -1, status = 1;

@@ -54,11 +54,31 @@ static int may_see(const struct nl_peer *peer, const struct nl_step *st)
 	return peer->uid == 0 || peer->uid == st->uid;
 }
 
+/* The processes of a step: its tasks and the children they started. */
+static size_t step_pids(struct nl_server *s, const struct nl_step *st,
+			int **out)
+{
+	const struct nl_process_info *p;
+	size_t n = 0, k = 0;
+
+	*out = NULL;
+	if (s->machine->ops->processes(s->machine, &p, &n) < 0 ||
+	    !(*out = malloc(sizeof(int) * (n + 1))))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (p[i].job == st->key)
+			(*out)[k++] = p[i].pid;
+	return k;
+}
+
 struct json_object *nl_server_step_report(struct nl_server *s,
 					  struct nl_step *st)
 {
-	struct json_object *r = nl_engine_report_pids(
-		s->engine, st->domain, st->pids, (size_t)st->ntasks);
+	int *pids;
+	size_t n = step_pids(s, st, &pids);
+	struct json_object *r =
+		nl_engine_report_pids(s->engine, st->domain, pids, n);
+	free(pids);
 	struct json_object *slurm = json_object_new_object();
 
 	if (!r)
@@ -119,12 +139,15 @@ static int job_domain(const struct nl_server *s, const struct nl_request *q,
 	return -1;
 }
 
-static struct json_object *
-new_step(struct nl_server *s, const struct nl_request *q, enum nl_policy_kind k,
-	 const struct nl_policy_params *p, struct nl_step **out)
+static struct json_object *new_step(struct nl_server *s,
+				    const struct nl_request *q,
+				    enum nl_policy_kind k,
+				    const struct nl_policy_params *p, int key,
+				    int by_root, struct nl_step **out)
 {
-	struct nl_step *n = realloc(s->steps, sizeof(*n) * (s->nsteps + 1));
+	/* Look for the job's domain before realloc moves the steps. */
 	int domain = job_domain(s, q, k), joined = domain >= 0;
+	struct nl_step *n = realloc(s->steps, sizeof(*n) * (s->nsteps + 1));
 	char name[64];
 
 	if (!n)
@@ -136,6 +159,8 @@ new_step(struct nl_server *s, const struct nl_request *q, enum nl_policy_kind k,
 	n->step = q->step;
 	n->uid = q->uid;
 	n->kind = k;
+	n->key = key;
+	n->by_root = by_root;
 	n->done_since_s = -1;
 	if (domain < 0) {
 		/* The job's first step with this policy: its parameters and
@@ -195,7 +220,10 @@ static struct json_object *do_register(struct nl_server *s,
 	/* A Slurm task is registered by its slurmstepd before it execs: it
 	 * is taken over once it runs the user's program, bound and as the
 	 * user (checked then). Anything else is checked now. */
-	struct nl_real_proc o = {.job = (int)q->job,
+	/* A step's processes carry its key as their job id in the machine,
+	 * and so do the children they start (which the machine follows). */
+	int key = st ? st->key : s->next_key;
+	struct nl_real_proc o = {.job = key,
 				 .wait_exec = root && ts.ppid == peer->pid,
 				 .check_uid = 1,
 				 .uid = q->uid};
@@ -207,18 +235,19 @@ static struct json_object *do_register(struct nl_server *s,
 			      : rc == -EEXIST ? "bad-request"
 					      : "internal",
 			      err);
-	if (!st && (fail = new_step(s, q, k, &params, &st))) {
+	if (!st && (fail = new_step(s, q, k, &params, key, root, &st))) {
 		s->machine->ops->forget(s->machine, q->pid);
 		return fail;
 	}
-	int *pids = realloc(st->pids, sizeof(int) * (size_t)(st->ntasks + 1));
-	if (pids)
-		st->pids = pids;
-	if (!pids || nl_engine_add_process(s->engine, q->pid, st->domain) < 0) {
+	if (key == s->next_key)
+		s->next_key++;
+	if (nl_engine_add_process(s->engine, q->pid, st->domain) < 0) {
 		s->machine->ops->forget(s->machine, q->pid);
+		if (st->ntasks == 0)
+			nl_server_drop(s, st);
 		return error("internal", "cannot add the process");
 	}
-	st->pids[st->ntasks++] = q->pid;
+	st->ntasks++;
 	nl_log(NL_LOG_INFO, "job %u step %u: task pid %d%s", q->job, q->step,
 	       (int)q->pid, o.wait_exec ? " (taken over at its exec)" : "");
 	return ok();
@@ -226,16 +255,18 @@ static struct json_object *do_register(struct nl_server *s,
 
 void nl_server_drop(struct nl_server *s, struct nl_step *st)
 {
-	int shared = 0;
+	int shared = 0, *pids;
 	for (size_t i = 0; i < s->nsteps; i++)
 		shared |=
 			&s->steps[i] != st && s->steps[i].domain == st->domain;
-	if (shared)
-		for (int i = 0; i < st->ntasks; i++)
-			nl_engine_remove_process(s->engine, st->pids[i]);
-	else
+	if (shared) {
+		size_t n = step_pids(s, st, &pids);
+		for (size_t i = 0; i < n; i++)
+			nl_engine_remove_process(s->engine, pids[i]);
+		free(pids);
+	} else {
 		nl_engine_remove_domain(s->engine, st->domain);
-	free(st->pids);
+	}
 	*st = s->steps[--s->nsteps];
 }
 
@@ -246,10 +277,9 @@ int nl_server_step_done(struct nl_server *s, const struct nl_step *st)
 
 	if (s->machine->ops->processes(s->machine, &p, &n) < 0)
 		return 0;
-	for (int k = 0; k < st->ntasks; k++)
-		for (size_t i = 0; i < n; i++)
-			if (p[i].pid == st->pids[k] && p[i].end_s < 0)
-				return 0;
+	for (size_t i = 0; i < n; i++)
+		if (p[i].job == st->key && p[i].end_s < 0)
+			return 0;
 	return 1;
 }
 

@@ -23,7 +23,8 @@ struct nl_step {
 	enum nl_policy_kind kind;
 	int domain;
 	int ntasks;
-	int *pids;	     /* [ntasks] its tasks */
+	int key;     /* the machine's job id of its processes (and children) */
+	int by_root; /* registered by root (slurmstepd): site copies allowed */
 	double done_since_s; /* when all its tasks had ended, < 0 running */
 };
 
@@ -34,6 +35,7 @@ struct nl_server {
 	struct nl_step *steps;
 	size_t nsteps;
 	int next_domain;
+	int next_key;
 	char node[64];
 };
 

@@ -70,6 +70,15 @@ all=$(awk '/Cpus_allowed_list/ {print $2}' /proc/$wp/status)
 check "root registers its process" grep -q '"ok":true' "$T/reg"
 "$N" request --socket="$S" "{\"v\":1,\"op\":\"register\",\"job\":2,\"step\":0,\"uid\":0,\"pid\":$wp,\"policy\":\"lbma\",\"cpus\":\"0\"}" >"$T/reg2" 2>&1
 check "the same process in another step is refused" grep -q "already managed" "$T/reg2"
+# A second step of the same job with the same policy joins its domain
+# (many steps, so that the step table has to grow).
+for st in 1 2 3 4 5 6 7 8 9; do
+	"$W" --threads 1 --seconds 3 >/dev/null 2>&1 &
+	pids+=($!)
+	"$N" request --socket="$S" "{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":$st,\"uid\":0,\"pid\":$!,\"policy\":\"lbma\",\"cpus\":\"$all\",\"period\":0.2}" >/dev/null 2>&1
+done
+check "steps of one job with one policy share its domain" \
+	test "$(grep -c "joins the job's lbma domain" "$T/agent.log")" -eq 9
 su nobody -s /bin/sh -c "'$PWD/$N' request --socket='$S' '{\"v\":1,\"op\":\"report\",\"job\":1,\"step\":0}'" >"$T/peek" 2>&1
 check "nobody cannot read root's step" grep -q '"no-step"' "$T/peek"
 pinned=0

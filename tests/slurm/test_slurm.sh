@@ -53,6 +53,16 @@ srun -Q --numalot=imar2 --numalot-period=0.2 -n2 -c1 --numalot-report="$T/a2.jso
 check "(a2) a two-task step exits 0" test $? -eq 0
 check "(a2) its report holds both tasks" test "$(json a2.json "len(r['processes']), r['slurm']['tasks']")" = "2 2"
 
+# (a3) a job script that starts the program: the program is managed too,
+# and is not born pinned by its waiting shell.
+srun -Q --numalot=lbma --numalot-period=0.2 -n1 -c2 --numalot-report="$T/a3.json" \
+	sh -c "sleep 0.5; grep Cpus_allowed_list /proc/self/status; '$W' --threads 2 --seconds 1.5" >a3.out 2>&1
+check "(a3) the job exits 0" test $? -eq 0
+check "(a3) the program the shell started is in the step's report" \
+	test "$(json a3.json "sum(p['name'] == 'numalot-workloa' and p['threads'] == 3 for p in r['processes'])")" -eq 1
+check "(a3) what the shell starts keeps the job's CPUs" \
+	grep -q "Cpus_allowed_list:[[:space:]]*0-1" a3.out
+
 # (b) two jobs at once on disjoint CPUs: two reports, one agent, and no
 # thread ever outside its job's CPUs (watched from outside). With the two
 # CPUs described as two nodes, each policy keeps proposing the other node:
@@ -98,7 +108,8 @@ fi
 # job, a report per step.
 cat >c.sh <<SH
 #!/bin/bash
-srun --exact -n1 -c1 --numalot=lbma --numalot-period=0.2 --numalot-report=$T/c-%j.%s.json $W --threads 2 --seconds 2 &
+srun --exact -n1 -c1 --numalot=lbma --numalot-period=0.2 --numalot-report=$T/c-%j.%s.json $W --threads 2 --seconds 3 &
+sleep 0.5
 srun --exact -n1 -c1 --numalot=lbma --numalot-period=0.2 --numalot-report=$T/c-%j.%s.json $W --threads 2 --seconds 2 &
 wait
 SH
