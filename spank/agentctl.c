@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -197,7 +198,6 @@ static int write_as(const char *path, const char *text, uid_t uid, gid_t gid,
 {
 	int pfd[2], err = 0, st;
 	pid_t pid;
-	double end;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return errno;
@@ -234,20 +234,21 @@ static int write_as(const char *path, const char *text, uid_t uid, gid_t gid,
 		_exit(0);
 	}
 	close(pfd[1]);
-	/* Ten seconds at most, then the writer is killed. */
-	end = nl_mono_s() + 10;
-	while (waitpid(pid, &st, WNOHANG) == 0) {
-		if (nl_mono_s() > end) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			close(pfd[0]);
-			return ETIMEDOUT;
-		}
-		usleep(10000);
-	}
-	if (read(pfd[0], &err, sizeof(err)) != sizeof(err))
+	/* The writer answers through the pipe; ten seconds at most, then it
+	 * is killed (a hung file system must not hold the step). */
+	struct pollfd pw = {pfd[0], POLLIN, 0};
+	int ready;
+	while ((ready = poll(&pw, 1, 10000)) < 0 && errno == EINTR)
+		;
+	if (ready <= 0) {
+		kill(pid, SIGKILL);
+		err = ETIMEDOUT;
+	} else if (read(pfd[0], &err, sizeof(err)) != sizeof(err)) {
 		err = EIO;
+	}
 	close(pfd[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
 	return err;
 }
 
