@@ -25,3 +25,13 @@ expect_usage_error() {
 }
 # json FILE EXPRESSION: print a Python expression of the JSON in FILE (r).
 json() { python3 -c "import json,sys; r=json.load(open('$1')); print($2)"; }
+# pinned_threads PID: how many threads of PID are bound to a single CPU.
+pinned_threads() {
+	grep -h Cpus_allowed_list /proc/"$1"/task/*/status 2>/dev/null |
+		awk '$2 ~ /^[0-9]+$/' | wc -l
+}
+# threads_not_on PID CPULIST: how many threads of PID have another set.
+threads_not_on() {
+	grep -h Cpus_allowed_list /proc/"$1"/task/*/status 2>/dev/null |
+		awk -v all="$2" '$2 != all' | wc -l
+}

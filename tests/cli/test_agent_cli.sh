@@ -84,7 +84,7 @@ check "nobody cannot read root's step" grep -q '"no-step"' "$T/peek"
 pinned=0
 for _ in $(seq 40); do
 	sleep 0.1
-	n=$(grep -h Cpus_allowed_list /proc/$wp/task/*/status | awk '$2 ~ /^[0-9]+$/' | wc -l)
+	n=$(pinned_threads $wp)
 	[ "$n" -gt 0 ] && [ "$(nproc)" -gt 1 ] && pinned=1 && break
 	[ "$(nproc)" -eq 1 ] && pinned=1 && break
 done
@@ -92,7 +92,7 @@ check "its threads get pinned" test $pinned -eq 1
 kill -TERM $ap
 wait $ap
 check "SIGTERM: the agent exits 0" test $? -eq 0
-left=$(grep -h Cpus_allowed_list /proc/$wp/task/*/status | awk -v all="$all" '$2 != all' | wc -l)
+left=$(threads_not_on $wp "$all")
 check "SIGTERM: every thread has its affinity back" test "$left" -eq 0
 check "SIGTERM: the socket is gone" test ! -e "$S"
 kill $wp 2>/dev/null

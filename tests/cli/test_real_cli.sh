@@ -118,15 +118,14 @@ pids+=($ap)
 pinned=0
 for _ in $(seq 60); do
 	sleep 0.05
-	n=$(grep -h Cpus_allowed_list /proc/$wp/task/*/status 2>/dev/null |
-		awk '$2 ~ /^[0-9]+$/' | wc -l)
+	n=$(pinned_threads $wp)
 	[ "$n" -gt 0 ] && pinned=1 && break
 done
 check "attach: threads pinned while attached" test $pinned -eq 1
 kill -INT $ap
 wait $ap
 check "attach: exits 0 on SIGINT" test $? -eq 0
-restored=$(grep -h Cpus_allowed_list /proc/$wp/task/*/status | awk -v all="$ALL" '$2 != all' | wc -l)
+restored=$(threads_not_on $wp "$ALL")
 check "attach: every affinity restored after detach" test "$restored" -eq 0
 check "attach: report written" test -s "$T/attach.json"
 kill $wp 2>/dev/null

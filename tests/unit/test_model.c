@@ -12,19 +12,8 @@
 
 #include "machine.h"
 #include "model.h"
+#include "jsontext.h"
 #include "scenario.h"
-
-/* Scenario text with ' for " (readable JSON in C strings). */
-static char *json(const char *s)
-{
-	static char buf[4096];
-	size_t i;
-
-	for (i = 0; s[i] && i < sizeof(buf) - 1; i++)
-		buf[i] = s[i] == '\'' ? '"' : s[i];
-	buf[i] = 0;
-	return buf;
-}
 
 /* A simulated machine; the scenario is freed at once (the machine must
  * own everything it needs). */

@@ -15,6 +15,7 @@
 
 #include "machine.h"
 #include "model.h"
+#include "jsontext.h"
 #include "scenario.h"
 
 #define XML_TOPOLOGY "tests/data/2n4c-slit.xml"
@@ -26,18 +27,6 @@ static const char *const shipped[] = {
 	"etc/scenarios/eight-node-jobs.json",
 	"etc/scenarios/smt-oversubscribed.json",
 };
-
-/* Scenario text with ' for " (readable JSON in C strings). */
-static char *json(const char *s)
-{
-	static char buf[4096];
-	size_t i;
-
-	for (i = 0; s[i] && i < sizeof(buf) - 1; i++)
-		buf[i] = s[i] == '\'' ? '"' : s[i];
-	buf[i] = 0;
-	return buf;
-}
 
 static struct nl_scenario *parse_ok(const char *text, const char *base_dir)
 {
