@@ -255,18 +255,22 @@ static void sample_threads(struct nl_engine *e)
 	}
 }
 
-/* The node holding most of pid's pages, for threads with no samples. */
-static int page_node(struct nl_engine *e, int pid)
+/* Where pid's pages are, by share of node; the node holding most, or -1. */
+static int page_shares(struct nl_engine *e, int pid, double *share)
 {
-	double pages[NL_MAX_NODES] = {0}, best = 0;
+	double pages[NL_MAX_NODES] = {0}, best = 0, total = 0;
 	int node = -1;
 	if (!e->m->ops->node_pages || e->m->ops->node_pages(e->m, pid, pages))
 		return -1;
-	for (int i = 0; i < e->m->topo->nnodes; i++)
+	for (int i = 0; i < e->m->topo->nnodes; i++) {
+		total += pages[i];
 		if (pages[i] > best) {
 			best = pages[i];
 			node = i;
 		}
+	}
+	for (int i = 0; i < e->m->topo->nnodes; i++)
+		share[i] = total > 0 ? pages[i] / total : 0;
 	return node;
 }
 
@@ -275,6 +279,7 @@ static void model_domain(struct nl_engine *e, struct edomain *d, double now)
 {
 	const struct nl_topology *topo = e->m->topo;
 	int last_pid = -1, last_node = -1;
+	double pshare[NL_MAX_NODES] = {0};
 
 	for (size_t i = 0; i < e->nlive; i++) {
 		struct ethread *t = e->live[i];
@@ -298,14 +303,24 @@ static void model_domain(struct nl_engine *e, struct edomain *d, double now)
 		if (pf.preferred_node < 0) {
 			if (t->pid != last_pid) {
 				last_pid = t->pid;
-				last_node = page_node(e, t->pid);
+				last_node = page_shares(e, t->pid, pshare);
 			}
 			pf.preferred_node = last_node;
+			memcpy(pf.share, pshare, sizeof(pf.share));
 		}
 		t->preferred_node = pf.preferred_node;
-		if (cpu >= 0 && cpu < topo->ncpus)
+		t->pref_share = pf.preferred_node >= 0
+					? pf.share[pf.preferred_node]
+					: 0;
+		t->here_share = 0;
+		t->has_oi = (pf.terms & NL_T_OI) != 0;
+		t->oi = pf.oi;
+		t->tput = (pf.terms & NL_T_OPS) ? pf.ops_per_s : pf.cpu_share;
+		if (cpu >= 0 && cpu < topo->ncpus) {
 			nl_record_note(&t->record, topo->cpu_node[cpu], t->perf,
 				       now);
+			t->here_share = pf.share[topo->cpu_node[cpu]];
+		}
 		t->periods_measured++;
 		t->sum_perf += pf.perf;
 		if (pf.terms & NL_T_OPS) {
@@ -399,8 +414,18 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 		const char *why = NULL;
 
 		int pid = t ? t->pid : -1, upid = u ? u->pid : -1;
-		if (a->kind == NL_ACT_SKIP) {
-			d->sum.skips++;
+		if (a->kind == NL_ACT_SKIP || a->kind == NL_ACT_STAY) {
+			d->sum.skips += a->kind == NL_ACT_SKIP;
+			d->sum.stays += a->kind == NL_ACT_STAY;
+			rc = journal(d, a, now, NULL, pid, upid);
+			continue;
+		}
+		if (a->kind == NL_ACT_RELEASE) {
+			if (t && t->pinned && t->alive)
+				e->m->ops->release(e->m, t->tid);
+			if (t)
+				t->pinned = 0;
+			d->sum.releases++;
 			rc = journal(d, a, now, NULL, pid, upid);
 			continue;
 		}
@@ -419,6 +444,7 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 		}
 		switch (a->kind) {
 		case NL_ACT_PIN:
+			t->hold_until_s = now + d->params.hold_s;
 			d->sum.pins++;
 			t->pins++;
 			continue;
@@ -428,11 +454,16 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 		case NL_ACT_SWAP:
 			d->sum.swaps++;
 			u->migrations++;
+			u->hold_until_s = now + d->params.hold_s;
 			break;
 		default:
 			d->sum.rollbacks++;
+			/* A move that did not pay: not tried again soon. */
+			t->hold_until_s = now + 3 * d->params.hold_s;
 			break;
 		}
+		if (a->kind != NL_ACT_ROLLBACK)
+			t->hold_until_s = now + d->params.hold_s;
 		t->migrations++;
 		rc = journal(d, a, now, NULL, pid, upid);
 	}
@@ -448,11 +479,9 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 	double *rel = malloc(sizeof(double) * (n + 1));
 	int *group = malloc(sizeof(int) * (n + 1));
 	unsigned char *has = calloc(n + 1, 1);
-	int *head = malloc(sizeof(int) * (size_t)e->m->topo->ncpus);
-	int *next = malloc(sizeof(int) * (n + 1));
 	int rc = -ENOMEM;
 
-	if (!vt || !perf || !rel || !group || !has || !head || !next)
+	if (!vt || !perf || !rel || !group || !has)
 		goto out;
 	model_domain(e, d, now);
 	for (size_t i = 0; i < n; i++) {
@@ -477,6 +506,12 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 			.has_prev = t->has_prev,
 			.prev_perf = t->prev_perf,
 			.preferred_node = t->preferred_node,
+			.pref_share = t->pref_share,
+			.here_share = t->here_share,
+			.has_oi = t->has_oi,
+			.oi = t->oi,
+			.held = now < t->hold_until_s,
+			.tput = t->tput,
 			.has_share = t->has_share,
 			.cpu_share = t->cpu_share,
 			.record = &t->record,
@@ -489,10 +524,7 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 		.nthreads = (int)n,
 		.domain = d->id,
 		.now_s = now,
-		.occ_head = head,
-		.occ_next = next,
 	};
-	nl_view_index(&v);
 	nl_plan_clear(&e->plan);
 	rc = nl_policy_step(d->kind, &d->params, &v, &d->state, &d->rng,
 			    &e->plan);
@@ -507,8 +539,6 @@ out:
 	free(rel);
 	free(group);
 	free(has);
-	free(head);
-	free(next);
 	return rc;
 }
 

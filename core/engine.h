@@ -86,6 +86,8 @@ struct nl_engine_summary {
 	int rollbacks;
 	int skips;
 	int pins;
+	int releases; /* threads handed back to the OS */
+	int stays;    /* candidates the draw left where they were */
 };
 int nl_engine_summary(struct nl_engine *e, int domain,
 		      struct nl_engine_summary *out);

@@ -20,6 +20,10 @@ struct ethread {
 	double perf, prev_perf;
 	int has_perf, has_prev;
 	int preferred_node;
+	double pref_share, here_share; /* of its accesses: there, here */
+	int has_oi;
+	double oi, tput;
+	double hold_until_s; /* moved recently: the policy leaves it alone */
 	int has_share;
 	double cpu_share;
 	unsigned acc_measured; /* what the last period's samples measured */

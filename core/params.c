@@ -9,6 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * The paper's raw behaviour and numalot's defaults differ only in these
+ * (docs/algorithms.md, "What numalot changes, and why").
+ */
+void nl_policy_params_profile(struct nl_policy_params *p, enum nl_profile k)
+{
+	int paper = k == NL_PROFILE_PAPER;
+
+	p->profile = k;
+	p->pin_new = paper;
+	p->dest = paper ? NL_DEST_ANY : NL_DEST_DATA;
+	p->swap = paper ? NL_SWAP_SUM : NL_SWAP_GAIN;
+	p->judge = paper ? NL_JUDGE_TOTAL : NL_JUDGE_THREAD;
+	p->always_worst = paper;
+	p->tickets.stay = paper ? 0 : 1;
+	p->hold_s = paper ? 0 : 5;
+	p->oversub_release = !paper;
+	p->harm_check_s = paper ? 0 : 20;
+}
+
 void nl_policy_params_default(struct nl_policy_params *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -17,10 +37,11 @@ void nl_policy_params_default(struct nl_policy_params *p)
 	p->undo_threshold = 0.9;
 	p->perf_threshold = 0.8;
 	p->max_migrations = 5;
-	p->always_worst = 1;
 	p->idle_share = 0.05;
 	p->select = NL_SELECT_LOTTERY;
 	p->rollback = NL_ROLLBACK_ALL;
+	p->data_share = 0.5;
+	p->compute_oi = 20;
 	p->tickets = (struct nl_tickets){
 		.better = 4,
 		.no_record = 2,
@@ -29,27 +50,42 @@ void nl_policy_params_default(struct nl_policy_params *p)
 		.preferred = 4,
 		.underperforming = 3,
 	};
+	nl_policy_params_profile(p, NL_PROFILE_NUMALOT);
 	nl_perf_params_default(&p->perf);
 }
 
-enum ptype { P_DOUBLE, P_INT, P_SELECT, P_ROLLBACK };
+enum ptype { P_DOUBLE, P_INT, P_NAME };
 
 struct pdesc {
 	const char *name;
 	enum ptype type;
 	size_t off;
 	double min, max;
+	const char *const *names; /* P_NAME: the values, by enum order */
 };
+
+static const char *const select_names[] = {"lottery", "best", NULL};
+static const char *const rollback_names[] = {"all", "losers", NULL};
+static const char *const dest_names[] = {"data", "any", NULL};
+static const char *const swap_names[] = {"gain", "sum", NULL};
+static const char *const judge_names[] = {"thread", "total", NULL};
+static const char *const profile_names[] = {"numalot", "paper", NULL};
 
 #define D(n, f, lo, hi)                                                        \
 	{                                                                      \
-		n, P_DOUBLE, offsetof(struct nl_policy_params, f), lo, hi      \
+		n, P_DOUBLE, offsetof(struct nl_policy_params, f), lo, hi,     \
+			NULL                                                   \
 	}
 #define I(n, f, lo, hi)                                                        \
 	{                                                                      \
-		n, P_INT, offsetof(struct nl_policy_params, f), lo, hi         \
+		n, P_INT, offsetof(struct nl_policy_params, f), lo, hi, NULL   \
+	}
+#define N(n, f, list)                                                          \
+	{                                                                      \
+		n, P_NAME, offsetof(struct nl_policy_params, f), 0, 0, list    \
 	}
 static const struct pdesc params[] = {
+	N("profile", profile, profile_names),
 	D("period", period_s, 0.001, 86400),
 	I("period_max_mult", period_max_mult, 1, 1024),
 	D("undo_threshold", undo_threshold, 0, 1),
@@ -57,15 +93,24 @@ static const struct pdesc params[] = {
 	I("max_migrations", max_migrations, 0, 1000000),
 	I("always_worst", always_worst, 0, 1),
 	D("idle_share", idle_share, 0, 1),
-	{"select", P_SELECT, offsetof(struct nl_policy_params, select), 0, 0},
-	{"rollback", P_ROLLBACK, offsetof(struct nl_policy_params, rollback), 0,
-	 0},
+	N("select", select, select_names),
+	N("rollback", rollback, rollback_names),
+	I("pin_new", pin_new, 0, 1),
+	N("dest", dest, dest_names),
+	N("swap", swap, swap_names),
+	N("judge", judge, judge_names),
+	D("data_share", data_share, 0, 1),
+	D("compute_oi", compute_oi, 0, 1e9),
+	D("hold_s", hold_s, 0, 86400),
+	I("oversub_release", oversub_release, 0, 1),
+	D("harm_check_s", harm_check_s, 0, 86400),
 	D("tickets.better", tickets.better, 0, 1e6),
 	D("tickets.no_record", tickets.no_record, 0, 1e6),
 	D("tickets.worse", tickets.worse, 0, 1e6),
 	D("tickets.free", tickets.free_cpu, 0, 1e6),
 	D("tickets.preferred", tickets.preferred, 0, 1e6),
 	D("tickets.underperforming", tickets.underperforming, 0, 1e6),
+	D("tickets.stay", tickets.stay, 0, 1e6),
 	D("alpha", perf.alpha, 0, 16),
 	D("beta", perf.beta, 0, 16),
 	D("gamma", perf.gamma, 0, 16),
@@ -76,14 +121,12 @@ static const struct pdesc params[] = {
 };
 #undef D
 #undef I
+#undef N
 #define NPARAMS (sizeof(params) / sizeof(params[0]))
 
-static const char *const select_names[] = {"lottery", "best"};
-static const char *const rollback_names[] = {"all", "losers"};
-
-static int pick_name(const char *const *names, int n, const char *value)
+static int pick_name(const char *const *names, const char *value)
 {
-	for (int i = 0; i < n; i++)
+	for (int i = 0; names[i]; i++)
 		if (strcmp(names[i], value) == 0)
 			return i;
 	return -1;
@@ -115,16 +158,17 @@ int nl_policy_param_set(struct nl_policy_params *p, const char *name,
 		return -ENOENT;
 	}
 	char *field = (char *)p + d->off;
-	if (d->type == P_SELECT || d->type == P_ROLLBACK) {
-		const char *const *names =
-			d->type == P_SELECT ? select_names : rollback_names;
-		int k = pick_name(names, 2, value);
+	if (d->type == P_NAME) {
+		int k = pick_name(d->names, value);
 		if (k < 0) {
 			snprintf(err, errlen,
 				 "parameter %s: \"%s\" is not one of %s, %s",
-				 name, value, names[0], names[1]);
+				 name, value, d->names[0], d->names[1]);
 			return -EINVAL;
 		}
+		/* A profile sets every parameter it decides. */
+		if (d->off == offsetof(struct nl_policy_params, profile))
+			nl_policy_params_profile(p, (enum nl_profile)k);
 		*(int *)field = k;
 		return 0;
 	}
@@ -161,13 +205,9 @@ struct json_object *nl_policy_params_json(const struct nl_policy_params *p)
 		case P_INT:
 			v = json_object_new_int(*(const int *)field);
 			break;
-		case P_SELECT:
-			v = json_object_new_string(
-				select_names[*(const int *)field]);
-			break;
 		default:
 			v = json_object_new_string(
-				rollback_names[*(const int *)field]);
+				d->names[*(const int *)field]);
 			break;
 		}
 		json_object_object_add(o, d->name, v);

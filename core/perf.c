@@ -52,6 +52,7 @@ int nl_perf_compute(const struct nl_sample *s, const struct nl_perf_params *p,
 		return -ENODATA;
 	}
 
+	double total = 0;
 	for (int i = 0; i < nnodes && i < NL_MAX_NODES; i++) {
 		double a;
 		lat_n += s->lat_count[i];
@@ -59,11 +60,15 @@ int nl_perf_compute(const struct nl_sample *s, const struct nl_perf_params *p,
 		a = (m & NL_M_LATENCY)	     ? s->lat_count[i]
 		    : (m & NL_M_NODE_ACCESS) ? s->access[i]
 					     : 0;
+		out->share[i] = a;
+		total += a;
 		if (a > best) {
 			best = a;
 			out->preferred_node = i;
 		}
 	}
+	for (int i = 0; total > 0 && i < nnodes && i < NL_MAX_NODES; i++)
+		out->share[i] /= total;
 	if ((m & NL_M_LATENCY) && lat_n > 0 && lat_sum > 0) {
 		out->latency_ns = lat_sum / lat_n;
 		out->terms |= NL_T_LATENCY;

@@ -32,7 +32,8 @@ struct nl_perf {
 	double latency_ns;
 	double cpu_share; /* task-clock / wall */
 	double perf;
-	int preferred_node; /* -1 when unknown */
+	int preferred_node;	    /* -1 when unknown */
+	double share[NL_MAX_NODES]; /* of its accesses by node (0: unknown) */
 };
 
 /*

@@ -3,9 +3,10 @@
  * A policy step is a pure function of a read-only view, the parameters, the
  * state it carries between steps, and a seeded generator.
  */
-#include "policy.h"
+#include "policy_priv.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,9 +39,10 @@ const char *nl_policy_names(void)
 
 const char *nl_action_name(enum nl_action_kind k)
 {
-	static const char *const names[] = {"pin", "migrate", "swap",
-					    "rollback", "skip"};
-	return (unsigned)k <= NL_ACT_SKIP ? names[k] : "?";
+	static const char *const names[] = {"pin",	"migrate", "swap",
+					    "rollback", "skip",	   "release",
+					    "stay"};
+	return (unsigned)k <= NL_ACT_STAY ? names[k] : "?";
 }
 
 void nl_plan_init(struct nl_plan *p)
@@ -59,7 +61,7 @@ void nl_plan_free(struct nl_plan *p)
 	nl_plan_init(p);
 }
 
-static int plan_add(struct nl_plan *p, const struct nl_action *a)
+int nl_plan_add(struct nl_plan *p, const struct nl_action *a)
 {
 	if (p->n == p->cap) {
 		size_t cap = p->cap ? p->cap * 2 : 16;
@@ -77,84 +79,36 @@ void nl_policy_state_init(struct nl_policy_state *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->period_mult = 1;
+	s->harm_backoff = 1;
+	s->harm_next_s = -1;
 }
 
 void nl_policy_state_free(struct nl_policy_state *s)
 {
 	free(s->last);
+	free(s->saved);
 	nl_policy_state_init(s);
 }
 
-static int memo_add(struct nl_policy_state *s, int tid, int from, int to,
-		    double perf_before)
+static int memo_push(struct nl_memo **a, size_t *n, size_t *cap,
+		     const struct nl_memo *m)
 {
-	if (s->nlast == s->caplast) {
-		size_t cap = s->caplast ? s->caplast * 2 : 8;
-		struct nl_memo *n = realloc(s->last, cap * sizeof(*n));
-		if (!n)
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 8;
+		struct nl_memo *x = realloc(*a, c * sizeof(*x));
+		if (!x)
 			return -ENOMEM;
-		s->last = n;
-		s->caplast = cap;
+		*a = x;
+		*cap = c;
 	}
-	s->last[s->nlast++] = (struct nl_memo){tid, from, to, perf_before};
+	(*a)[(*n)++] = *m;
 	return 0;
 }
 
-void nl_view_index(struct nl_view *v)
+int nl_memo_add(struct nl_policy_state *s, const struct nl_memo *m)
 {
-	for (int c = 0; c < v->topo->ncpus; c++)
-		v->occ_head[c] = -1;
-	/* Walk backwards so that each list comes out in thread order. */
-	for (int i = v->nthreads - 1; i >= 0; i--) {
-		int c = v->threads[i].cpu;
-		v->occ_next[i] = -1;
-		if (c >= 0 && c < v->topo->ncpus) {
-			v->occ_next[i] = v->occ_head[c];
-			v->occ_head[c] = i;
-		}
-	}
+	return memo_push(&s->last, &s->nlast, &s->caplast, m);
 }
-
-double nl_tickets_for(const struct nl_view *v, const struct nl_policy_params *p,
-		      const struct nl_view_thread *t, int from_cpu, int to_cpu,
-		      int to_free)
-{
-	const struct nl_tickets *tk = &p->tickets;
-	int from = v->topo->cpu_node[from_cpu], to = v->topo->cpu_node[to_cpu];
-	double rec, n;
-
-	if (!t->has_perf ||
-	    !nl_record_get(t->record, &p->perf, to, v->now_s, &rec))
-		n = tk->no_record;
-	else
-		n = rec >= t->perf ? tk->better : tk->worse;
-	if (to_free)
-		n += tk->free_cpu;
-	if (t->preferred_node >= 0 && t->preferred_node == to)
-		n += tk->preferred * nl_topology_distance(v->topo, from, from) /
-		     nl_topology_distance(v->topo, from, to);
-	if (t->has_perf && t->rel_perf < p->perf_threshold)
-		n += tk->underperforming;
-	return n;
-}
-
-/* Scratch of one step: where each thread is as the plan unfolds. */
-struct step {
-	const struct nl_view *v;
-	const struct nl_policy_params *p;
-	struct nl_policy_state *s;
-	struct nl_plan *plan;
-	int *cpu;    /* [nthreads] */
-	int *head;   /* [ncpus] occupancy lists over cpu[] */
-	int *next;   /* [nthreads] */
-	char *moved; /* [nthreads] */
-	int *order;  /* [nnodes] nodes by distance */
-	struct option {
-		int cpu;
-		int other;
-		double tickets;
-	} * opts; /* [ncpus] */
-};
 
 static void occ_remove(struct step *st, int i)
 {
@@ -165,15 +119,16 @@ static void occ_remove(struct step *st, int i)
 		*pp = st->next[i];
 }
 
-static void occ_move(struct step *st, int i, int to)
+void nl_step_occ_move(struct step *st, int i, int to)
 {
-	occ_remove(st, i);
+	if (st->cpu[i] >= 0)
+		occ_remove(st, i);
 	st->cpu[i] = to;
 	st->next[i] = st->head[to];
 	st->head[to] = i;
 }
 
-static int in_domain(const struct step *st, int i)
+int nl_step_in_domain(const struct step *st, int i)
 {
 	return st->v->threads[i].domain == st->v->domain;
 }
@@ -185,19 +140,68 @@ static int in_domain(const struct step *st, int i)
  * process and thread it starts (an OpenMP program would size itself to
  * one CPU).
  */
-static int idle(const struct step *st, int i)
+int nl_step_idle(const struct step *st, int i)
 {
 	const struct nl_view_thread *t = &st->v->threads[i];
 	return !t->pinned && t->has_share && t->cpu_share < st->p->idle_share;
 }
 
-static int allows(const struct nl_view_thread *t, int cpu)
+int nl_step_allows(const struct nl_view_thread *t, int cpu)
 {
-	return t->allowed && hwloc_bitmap_isset(t->allowed, (unsigned)cpu);
+	return t->allowed && cpu >= 0 &&
+	       hwloc_bitmap_isset(t->allowed, (unsigned)cpu);
 }
 
-/* Pin every thread of the domain not yet pinned: its CPU, or the first
- * free allowed one if another thread holds that (ALGORITHMS.md, IMAR2). */
+int nl_step_node(const struct step *st, int i)
+{
+	int c = st->cpu[i];
+	return c >= 0 && c < st->v->topo->ncpus ? st->v->topo->cpu_node[c] : -1;
+}
+
+int nl_step_compute_bound(const struct step *st, int i)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	return st->p->compute_oi > 0 && t->has_oi && t->oi > st->p->compute_oi;
+}
+
+int nl_step_data_node(const struct step *st, int i)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	int here = nl_step_node(st, i), P = t->preferred_node;
+
+	if (P < 0 || here < 0 || P == here || nl_step_compute_bound(st, i))
+		return -1;
+	/* Most of its accesses elsewhere, clearly more than here. */
+	if (t->pref_share < st->p->data_share ||
+	    t->pref_share < t->here_share + 0.1)
+		return -1;
+	return P;
+}
+
+double nl_step_judge_metric(const struct step *st, int i)
+{
+	const struct nl_view *v = st->v;
+	int siblings = 0;
+	for (int j = 0; j < v->nthreads && siblings < 2; j++)
+		siblings += v->threads[j].pid == v->threads[i].pid &&
+			    v->threads[j].has_perf;
+	return siblings > 1 ? v->threads[i].rel_perf : v->threads[i].perf;
+}
+
+static int plan_simple(struct step *st, enum nl_action_kind kind, int i, int to,
+		       const char *reason)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	return nl_plan_add(st->plan, &(struct nl_action){.kind = kind,
+							 .tid = t->tid,
+							 .other_tid = -1,
+							 .from_cpu = st->cpu[i],
+							 .to_cpu = to,
+							 .reason = reason});
+}
+
+/* Paper profile: pin every thread of the domain not yet pinned, to its CPU
+ * or the first free allowed one if another thread holds that. */
 static int pin_new(struct step *st)
 {
 	const struct nl_view *v = st->v;
@@ -207,171 +211,100 @@ static int pin_new(struct step *st)
 	if (!claimed)
 		return -ENOMEM;
 	for (int i = 0; i < v->nthreads; i++)
-		if ((v->threads[i].pinned || !in_domain(st, i)) &&
-		    !idle(st, i) && st->cpu[i] >= 0)
+		if ((v->threads[i].pinned || !nl_step_in_domain(st, i)) &&
+		    !nl_step_idle(st, i) && st->cpu[i] >= 0)
 			claimed[st->cpu[i]] = 1;
 	for (int i = 0; i < v->nthreads && rc == 0; i++) {
 		const struct nl_view_thread *t = &v->threads[i];
 		int to = t->cpu;
-		if (t->pinned || !in_domain(st, i) || idle(st, i))
+		if (t->pinned || !nl_step_in_domain(st, i) ||
+		    nl_step_idle(st, i))
 			continue;
-		if (to < 0 || claimed[to] || !allows(t, to)) {
+		if (to < 0 || claimed[to] || !nl_step_allows(t, to)) {
 			int first_free = -1;
 			for (int c = 0; c < ncpus && first_free < 0; c++)
-				if (!claimed[c] && allows(t, c))
+				if (!claimed[c] && nl_step_allows(t, c))
 					first_free = c;
 			if (first_free >= 0)
 				to = first_free;
-			else if (to < 0 || !allows(t, to))
+			else if (to < 0 || !nl_step_allows(t, to))
 				to = hwloc_bitmap_first(t->allowed);
 		}
 		if (to < 0)
 			continue;
 		claimed[to] = 1;
-		rc = plan_add(st->plan,
-			      &(struct nl_action){.kind = NL_ACT_PIN,
-						  .tid = t->tid,
-						  .other_tid = -1,
-						  .from_cpu = t->cpu,
-						  .to_cpu = to,
-						  .reason = "taken over"});
-		if (st->cpu[i] >= 0)
-			occ_move(st, i, to);
-		else
-			st->cpu[i] = to;
+		rc = plan_simple(st, NL_ACT_PIN, i, to, "taken over");
+		nl_step_occ_move(st, i, to);
 		st->moved[i] = 1;
 	}
 	free(claimed);
 	return rc;
 }
 
-/* Nodes other than from, nearest first. */
-static int nodes_by_distance(const struct nl_topology *topo, int from,
-			     int *order)
+/* Release every thread numalot pinned in the domain (back to the OS). */
+static int release_all(struct step *st, const char *reason)
 {
-	int n = 0;
-	for (int d = 0; d < topo->nnodes; d++)
-		if (d != from)
-			order[n++] = d;
-	for (int i = 1; i < n; i++) {
-		int x = order[i], j = i;
-		while (j > 0 && nl_topology_distance(topo, from, order[j - 1]) >
-					nl_topology_distance(topo, from, x)) {
-			order[j] = order[j - 1];
-			j--;
+	int rc = 0;
+	for (int i = 0; i < st->v->nthreads && rc == 0; i++)
+		if (nl_step_in_domain(st, i) && st->v->threads[i].pinned) {
+			rc = plan_simple(st, NL_ACT_RELEASE, i, -1, reason);
+			st->moved[i] = 1;
 		}
-		order[j] = x;
-	}
-	return n;
+	return rc;
 }
 
-/* Every move of thread i to another node, with its tickets. */
-static int build_options(struct step *st, int i)
+/*
+ * More busy threads on the domain's CPUs than CPUs: time-sharing, where
+ * the OS balancer does better than fixed pins (docs/algorithms.md).
+ */
+static int oversubscribed(const struct step *st)
 {
 	const struct nl_view *v = st->v;
-	const struct nl_topology *topo = v->topo;
-	const struct nl_view_thread *t = &v->threads[i];
-	int s = st->cpu[i], S = topo->cpu_node[s], n = 0;
-	int nn = nodes_by_distance(topo, S, st->order);
+	hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
+	int busy = 0, n;
 
-	for (int k = 0; k < nn; k++) {
-		for (int d = 0; d < topo->ncpus; d++) {
-			if (topo->cpu_node[d] != st->order[k] || !allows(t, d))
-				continue;
-			if (st->head[d] < 0) {
-				st->opts[n++] = (struct option){
-					d, -1,
-					nl_tickets_for(v, st->p, t, s, d, 1)};
-				continue;
-			}
-			/* Occupied: a swap with the occupant worth most. */
-			int best = -1;
-			double best_tk = 0;
-			for (int u = st->head[d]; u >= 0; u = st->next[u]) {
-				const struct nl_view_thread *U = &v->threads[u];
-				double tk;
-				if (!in_domain(st, u) || st->moved[u] ||
-				    !allows(U, s))
-					continue;
-				tk = nl_tickets_for(v, st->p, t, s, d, 0) +
-				     nl_tickets_for(v, st->p, U, d, s, 0);
-				if (tk > best_tk) {
-					best = u;
-					best_tk = tk;
-				}
-			}
-			if (best >= 0)
-				st->opts[n++] =
-					(struct option){d, best, best_tk};
-		}
-	}
-	return n;
+	if (!cpus)
+		return 0;
+	for (int i = 0; i < v->nthreads; i++)
+		if (nl_step_in_domain(st, i) && v->threads[i].allowed)
+			hwloc_bitmap_or(cpus, cpus, v->threads[i].allowed);
+	for (int i = 0; i < v->nthreads; i++)
+		busy += !nl_step_idle(st, i) && st->cpu[i] >= 0 &&
+			hwloc_bitmap_isset(cpus, (unsigned)st->cpu[i]);
+	n = hwloc_bitmap_weight(cpus);
+	hwloc_bitmap_free(cpus);
+	return n > 0 && busy > n;
 }
 
-static int choose(struct step *st, int n, struct nl_rng *rng, double *total)
+/* A thread numalot pinned that shares its CPU with another busy thread is
+ * handed back to the OS, whose balancer finds it a free CPU. */
+static int release_crowded(struct step *st)
 {
-	int pick = 0;
-	*total = 0;
-	for (int k = 0; k < n; k++)
-		*total += st->opts[k].tickets;
-	if (st->p->select == NL_SELECT_BEST) {
-		for (int k = 1; k < n; k++)
-			if (st->opts[k].tickets > st->opts[pick].tickets)
-				pick = k;
-		return pick;
+	int rc = 0;
+	for (int i = 0; i < st->v->nthreads && rc == 0; i++) {
+		int c = st->cpu[i];
+		if (!nl_step_in_domain(st, i) || !st->v->threads[i].pinned ||
+		    c < 0 || st->moved[i])
+			continue;
+		if (st->head[c] == i && st->next[i] < 0)
+			continue;
+		rc = plan_simple(st, NL_ACT_RELEASE, i, -1,
+				 "shares its CPU: handed back to the OS");
+		st->moved[i] = 1;
 	}
-	/* Weighted lottery: probability proportional to tickets. */
-	double x = nl_rng_uniform(rng) * *total;
-	for (pick = 0; pick < n - 1; pick++) {
-		x -= st->opts[pick].tickets;
-		if (x < 0)
-			break;
-	}
-	return pick;
+	return rc;
 }
 
-static int move_one(struct step *st, int i, struct nl_rng *rng, int memo)
+/* Why thread i may be moved this step, if at all. */
+static int has_reason(const struct step *st, int i)
 {
 	const struct nl_view_thread *t = &st->v->threads[i];
-	int n = build_options(st, i), rc;
-	struct nl_action a = {
-		.tid = t->tid, .other_tid = -1, .from_cpu = st->cpu[i]};
-	double total;
-
-	if (n == 0) {
-		a.kind = NL_ACT_SKIP;
-		a.to_cpu = -1;
-		a.reason = "no allowed CPU on another node to move or swap to";
-		return plan_add(st->plan, &a);
-	}
-	int k = choose(st, n, rng, &total);
-	struct option *o = &st->opts[k];
-	a.to_cpu = o->cpu;
-	a.tickets = o->tickets;
-	a.total_tickets = total;
-	if (o->other >= 0) {
-		a.kind = NL_ACT_SWAP;
-		a.other_tid = st->v->threads[o->other].tid;
-		a.reason = "swap drawn";
-	} else {
-		a.kind = NL_ACT_MIGRATE;
-		a.reason = "migration drawn";
-	}
-	if (st->p->select == NL_SELECT_BEST)
-		a.reason = o->other >= 0 ? "best swap" : "best migration";
-	rc = plan_add(st->plan, &a);
-	if (rc == 0 && memo)
-		rc = memo_add(st->s, t->tid, a.from_cpu, a.to_cpu, t->perf);
-	if (rc == 0 && memo && o->other >= 0)
-		rc = memo_add(st->s, a.other_tid, a.to_cpu, a.from_cpu,
-			      st->v->threads[o->other].perf);
-	if (o->other >= 0) {
-		occ_move(st, o->other, a.from_cpu);
-		st->moved[o->other] = 1;
-	}
-	occ_move(st, i, a.to_cpu);
-	st->moved[i] = 1;
-	return rc;
+	if (!nl_step_in_domain(st, i) || !t->has_perf || st->moved[i] ||
+	    nl_step_idle(st, i) || st->cpu[i] < 0)
+		return 0;
+	if (st->p->dest == NL_DEST_ANY)
+		return 1;
+	return !t->held && nl_step_data_node(st, i) >= 0;
 }
 
 struct ranked {
@@ -388,30 +321,31 @@ static int cmp_rel(const void *a, const void *b)
 	return x->tid - y->tid;
 }
 
-/* IMAR2 candidates: under-performing threads, worst first; when none is,
- * the single worst one (always_worst). */
+/*
+ * IMAR2 candidates, worst relative perf first. Paper: the threads under
+ * perf_threshold (none: the single worst one, with always_worst). Default:
+ * every thread with a reason in its counters (data elsewhere).
+ */
 static int imar2_candidates(struct step *st, int *cand)
 {
 	const struct nl_view *v = st->v;
 	struct ranked *r = malloc(sizeof(*r) * (size_t)(v->nthreads + 1));
-	int n = 0;
+	int n = 0, below = 0;
 
 	if (!r)
 		return -ENOMEM;
-	int below = 0;
 	for (int i = 0; i < v->nthreads; i++)
-		if (in_domain(st, i) && v->threads[i].has_perf &&
-		    !st->moved[i] && !idle(st, i)) {
+		if (has_reason(st, i)) {
 			r[n++] = (struct ranked){v->threads[i].rel_perf,
 						 v->threads[i].tid, i};
 			below += v->threads[i].rel_perf < st->p->perf_threshold;
 		}
 	qsort(r, (size_t)n, sizeof(*r), cmp_rel);
-	/* The original IMAR2 always took the single worst thread; the later
-	 * variant takes those below the threshold. Both, by parameter. */
-	if (below == 0 && st->p->always_worst && n > 0)
-		below = 1;
-	n = below;
+	if (st->p->dest == NL_DEST_ANY) {
+		if (below == 0 && st->p->always_worst && n > 0)
+			below = 1;
+		n = below;
+	}
 	if (n > st->p->max_migrations)
 		n = st->p->max_migrations;
 	for (int j = 0; j < n; j++)
@@ -420,12 +354,12 @@ static int imar2_candidates(struct step *st, int *cand)
 	return n;
 }
 
-/* LBMA candidates: drawn uniformly at random. */
+/* LBMA candidates: drawn uniformly at random among those with a reason. */
 static int lbma_candidates(struct step *st, struct nl_rng *rng, int *cand)
 {
 	int n = 0, k;
 	for (int i = 0; i < st->v->nthreads; i++)
-		if (in_domain(st, i) && !st->moved[i] && !idle(st, i))
+		if (has_reason(st, i))
 			cand[n++] = i;
 	k = n < st->p->max_migrations ? n : st->p->max_migrations;
 	for (int j = 0; j < k; j++) { /* partial Fisher-Yates */
@@ -452,19 +386,88 @@ static int find_thread(const struct nl_view *v, int tid)
 	return -1;
 }
 
+static void lengthen(struct nl_policy_state *s, int maxm)
+{
+	s->period_mult = s->period_mult * 2 > maxm ? maxm : s->period_mult * 2;
+}
+
+static int plan_rollback(struct step *st, const struct nl_memo *m, int i,
+			 const char *reason)
+{
+	int rc;
+	if (st->cpu[i] != m->to_cpu ||
+	    !nl_step_allows(&st->v->threads[i], m->from_cpu))
+		return 0;
+	rc = nl_plan_add(st->plan, &(struct nl_action){.kind = NL_ACT_ROLLBACK,
+						       .tid = m->tid,
+						       .other_tid = -1,
+						       .from_cpu = m->to_cpu,
+						       .to_cpu = m->from_cpu,
+						       .reason = reason});
+	nl_step_occ_move(st, i, m->from_cpu);
+	st->moved[i] = 1;
+	return rc;
+}
+
+/* The judge's ratio of memo k: its metric now over before (1 unknown). */
+static double memo_ratio(const struct step *st, const struct nl_memo *m)
+{
+	int i = find_thread(st->v, m->tid);
+	if (i < 0 || !st->v->threads[i].has_perf || !(m->judge_before > 0))
+		return 1;
+	return nl_step_judge_metric(st, i) / m->judge_before;
+}
+
 /*
- * IMAR2's rollback check. Returns 1 when it rolled back (the step ends),
- * 0 otherwise; adapts the period either way.
+ * Default rollback: each move of the last step is judged on its own
+ * threads' relative perf (which a phase of the whole process does not
+ * move); a swap is judged and undone as a pair, never split.
  */
-static int imar2_rollback(struct step *st)
+static int rollback_threads(struct step *st)
+{
+	struct nl_policy_state *s = st->s;
+	int undone = 0, rc = 0;
+
+	for (size_t k = 0; k < s->nlast && rc == 0; k++) {
+		const struct nl_memo *m = &s->last[k];
+		double r = memo_ratio(st, m);
+		int i = find_thread(st->v, m->tid);
+		if (m->pair >= 0 && (size_t)m->pair < k)
+			continue; /* judged with its partner */
+		if (m->pair >= 0 && (size_t)m->pair < s->nlast)
+			r = sqrt(r * memo_ratio(st, &s->last[m->pair]));
+		if (i < 0 || r >= st->p->undo_threshold)
+			continue;
+		rc = plan_rollback(st, m, i, "the moved thread lost perf");
+		if (rc == 0 && m->pair >= 0 && (size_t)m->pair < s->nlast) {
+			const struct nl_memo *o = &s->last[m->pair];
+			int j = find_thread(st->v, o->tid);
+			if (j >= 0)
+				rc = plan_rollback(
+					st, o, j, "its swap partner lost perf");
+		}
+		undone++;
+	}
+	if (undone)
+		lengthen(s, st->p->period_max_mult);
+	s->nlast = 0;
+	return rc;
+}
+
+/*
+ * The paper's rollback: when the domain's total perf (threads measured in
+ * both periods) fell below undo_threshold x the previous one, undo the last
+ * step's moves and end the step (returns 1). Adapts the period either way.
+ */
+static int rollback_total(struct step *st)
 {
 	const struct nl_view *v = st->v;
 	struct nl_policy_state *s = st->s;
 	double now = 0, before = 0, ratio;
-	int maxm = st->p->period_max_mult;
+	int maxm = st->p->period_max_mult, rc;
 
 	for (int i = 0; i < v->nthreads; i++)
-		if (in_domain(st, i) && v->threads[i].has_perf &&
+		if (nl_step_in_domain(st, i) && v->threads[i].has_perf &&
 		    v->threads[i].has_prev) {
 			now += v->threads[i].perf;
 			before += v->threads[i].prev_perf;
@@ -476,37 +479,27 @@ static int imar2_rollback(struct step *st)
 		for (size_t k = 0; k < s->nlast; k++) {
 			struct nl_memo *m = &s->last[k];
 			int i = find_thread(v, m->tid);
-			if (i < 0 || st->cpu[i] != m->to_cpu ||
-			    !allows(&v->threads[i], m->from_cpu))
+			if (i < 0)
 				continue;
 			if (st->p->rollback == NL_ROLLBACK_LOSERS &&
 			    v->threads[i].perf >= m->perf_before)
 				continue;
-			int rc = plan_add(
-				st->plan,
-				&(struct nl_action){
-					.kind = NL_ACT_ROLLBACK,
-					.tid = m->tid,
-					.other_tid = -1,
-					.from_cpu = m->to_cpu,
-					.to_cpu = m->from_cpu,
-					.reason = "total perf fell below the "
-						  "undo threshold"});
+			rc = plan_rollback(st, m, i,
+					   "total perf fell below the undo "
+					   "threshold");
 			if (rc)
 				return rc;
-			occ_move(st, i, m->from_cpu);
 		}
 		s->nlast = 0;
-		s->period_mult =
-			s->period_mult * 2 > maxm ? maxm : s->period_mult * 2;
+		lengthen(s, maxm);
 		return 1;
 	}
 	if (ratio < 1)
-		s->period_mult =
-			s->period_mult * 2 > maxm ? maxm : s->period_mult * 2;
+		lengthen(s, maxm);
 	else
 		s->period_mult =
 			s->period_mult / 2 < 1 ? 1 : s->period_mult / 2;
+	s->nlast = 0;
 	return 0;
 }
 
@@ -519,7 +512,7 @@ static int step_alloc(struct step *st)
 	st->moved = calloc((size_t)n, 1);
 	st->head = malloc(sizeof(int) * (size_t)nc);
 	st->order = malloc(sizeof(int) * (size_t)st->v->topo->nnodes);
-	st->opts = malloc(sizeof(*st->opts) * (size_t)nc);
+	st->opts = malloc(sizeof(*st->opts) * (size_t)(nc + 1));
 	if (!st->cpu || !st->next || !st->moved || !st->head || !st->order ||
 	    !st->opts)
 		return -ENOMEM;
@@ -527,9 +520,9 @@ static int step_alloc(struct step *st)
 		st->head[c] = -1;
 	for (int i = st->v->nthreads - 1; i >= 0; i--) {
 		int c = st->v->threads[i].cpu;
-		st->cpu[i] = c;
+		st->cpu[i] = c >= 0 && c < nc ? c : -1;
 		st->next[i] = -1;
-		if (c >= 0 && c < nc && !idle(st, i)) {
+		if (st->cpu[i] >= 0 && !nl_step_idle(st, i)) {
 			st->next[i] = st->head[c];
 			st->head[c] = i;
 		}
@@ -547,12 +540,69 @@ static void step_free(struct step *st)
 	free(st->opts);
 }
 
+/* The policy's moves for this step (after takeover and rollback). */
+static int moves(struct step *st, enum nl_policy_kind k, struct nl_rng *rng)
+{
+	const struct nl_view *v = st->v;
+	int *cand = malloc(sizeof(int) *
+			   (size_t)(v->nthreads > 0 ? v->nthreads : 1));
+	int ncand, rc = 0;
+
+	if (!cand)
+		return -ENOMEM;
+	ncand = k == NL_POLICY_IMAR2 ? imar2_candidates(st, cand)
+				     : lbma_candidates(st, rng, cand);
+	if (ncand < 0)
+		rc = ncand;
+	for (int j = 0; j < ncand && rc == 0; j++)
+		if (!st->moved[cand[j]] && st->cpu[cand[j]] >= 0)
+			rc = nl_step_move(st, cand[j], rng,
+					  k == NL_POLICY_IMAR2);
+	/* IMAR2's period: shorter while moving, longer with nothing to do. */
+	if (rc == 0 && k == NL_POLICY_IMAR2 &&
+	    st->p->judge == NL_JUDGE_THREAD) {
+		if (ncand == 0)
+			lengthen(st->s, st->p->period_max_mult);
+		else if (st->s->period_mult > 1)
+			st->s->period_mult /= 2;
+	}
+	free(cand);
+	return rc;
+}
+
+/* The paper's IMAR2/LBMA step, and numalot's (docs/algorithms.md). */
+static int policy_moves(struct step *st, enum nl_policy_kind k,
+			struct nl_rng *rng)
+{
+	const struct nl_policy_params *p = st->p;
+	int rc;
+
+	if (p->oversub_release && oversubscribed(st))
+		return release_all(st, "the domain's CPUs are oversubscribed: "
+				       "threads handed back to the OS");
+	if (p->dest == NL_DEST_DATA) {
+		rc = release_crowded(st);
+		if (rc)
+			return rc;
+	}
+	if (k == NL_POLICY_IMAR2) {
+		rc = p->judge == NL_JUDGE_TOTAL ? rollback_total(st)
+						: rollback_threads(st);
+		if (rc)
+			return rc;
+	}
+	rc = nl_harm_check(st);
+	if (rc)
+		return rc > 0 ? 0 : rc;
+	return moves(st, k, rng);
+}
+
 int nl_policy_step(enum nl_policy_kind k, const struct nl_policy_params *p,
 		   const struct nl_view *v, struct nl_policy_state *s,
 		   struct nl_rng *rng, struct nl_plan *plan)
 {
 	struct step st = {.v = v, .p = p, .s = s, .plan = plan};
-	int rc, ncand, first = s->steps == 0, *cand = NULL;
+	int rc, first = s->steps == 0;
 
 	if (s->period_mult < 1)
 		s->period_mult = 1;
@@ -562,37 +612,17 @@ int nl_policy_step(enum nl_policy_kind k, const struct nl_policy_params *p,
 		return 0;
 	}
 	rc = step_alloc(&st);
-	if (rc == 0)
+	if (rc == 0 && (p->pin_new || k == NL_POLICY_STATIC))
 		rc = pin_new(&st);
-	if (rc || k == NL_POLICY_STATIC || first)
-		goto out;
-
-	if (k == NL_POLICY_IMAR2) {
-		rc = imar2_rollback(&st);
-		if (rc)
-			goto out;
-		s->nlast = 0;
-	}
-	cand = malloc(sizeof(int) *
-		      (size_t)(v->nthreads > 0 ? v->nthreads : 1));
-	if (!cand) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	ncand = k == NL_POLICY_IMAR2 ? imar2_candidates(&st, cand)
-				     : lbma_candidates(&st, rng, cand);
-	if (ncand < 0)
-		rc = ncand;
-	for (int j = 0; j < ncand && rc == 0; j++)
-		if (!st.moved[cand[j]] && st.cpu[cand[j]] >= 0)
-			rc = move_one(&st, cand[j], rng, k == NL_POLICY_IMAR2);
-out:
+	/* A pinning first step has measured nothing pinned yet. */
+	if (rc == 0 && k != NL_POLICY_STATIC &&
+	    !(first && (p->pin_new || p->judge == NL_JUDGE_TOTAL)))
+		rc = policy_moves(&st, k, rng);
 	if (rc > 0)
 		rc = 0;
 	if (k != NL_POLICY_IMAR2)
 		s->period_mult = 1;
 	plan->next_period_s = p->period_s * s->period_mult;
-	free(cand);
 	step_free(&st);
 	return rc;
 }

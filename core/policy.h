@@ -32,10 +32,21 @@ struct nl_tickets {
 	double preferred; /* x local/distance when D is the preferred node (4)
 			   */
 	double underperforming; /* relative perf below the threshold (3) */
+	double stay;		/* the "stay" outcome of a draw (1; paper 0) */
 };
 
 enum nl_select { NL_SELECT_LOTTERY, NL_SELECT_BEST };
 enum nl_rollback { NL_ROLLBACK_ALL, NL_ROLLBACK_LOSERS };
+/* Where a move may go: the thread's data node, or any node (paper). */
+enum nl_dest { NL_DEST_DATA, NL_DEST_ANY };
+/* Swaps: only with a partner that does not lose its data (gain), or any
+ * partner, scored by the sum of both threads' tickets (paper). */
+enum nl_swap { NL_SWAP_GAIN, NL_SWAP_SUM };
+/* IMAR2 judges a move on the moved threads' own relative perf (thread), or
+ * on the domain's total perf (paper). */
+enum nl_judge { NL_JUDGE_THREAD, NL_JUDGE_TOTAL };
+/* Parameter profiles: numalot's defaults, or the paper's raw behaviour. */
+enum nl_profile { NL_PROFILE_NUMALOT, NL_PROFILE_PAPER };
 
 struct nl_policy_params {
 	double period_s;       /* base period (1 s) */
@@ -47,11 +58,26 @@ struct nl_policy_params {
 	double idle_share;     /* below this CPU share a thread is idle */
 	enum nl_select select; /* lottery draw (default) or best ticket */
 	enum nl_rollback rollback;
+	enum nl_profile profile; /* the profile the others started from */
+	int pin_new;		 /* pin every thread at take-over (paper 1) */
+	enum nl_dest dest;
+	enum nl_swap swap;
+	enum nl_judge judge;
+	double data_share; /* a thread is a candidate with this share of its
+			      accesses on one other node (0.5) */
+	double compute_oi; /* above this measured OI a thread is compute-bound:
+			      never moved for its data, a free swap partner */
+	double hold_s;	   /* a moved thread is left alone this long (5 s) */
+	int oversub_release; /* hand threads back to the OS when the domain's
+				CPUs are oversubscribed (1) */
+	double harm_check_s; /* do-no-harm check every this long, 0 off */
 	struct nl_tickets tickets;
 	struct nl_perf_params perf;
 };
 
 void nl_policy_params_default(struct nl_policy_params *p);
+/* Set every parameter a profile decides ("numalot" or "paper"). */
+void nl_policy_params_profile(struct nl_policy_params *p, enum nl_profile k);
 
 /*
  * Set one parameter by name ("period", "tickets.free", ...) from text.
@@ -77,6 +103,12 @@ struct nl_view_thread {
 	int has_prev;	 /* perf of the previous step is known */
 	double prev_perf;
 	int preferred_node; /* -1 unknown */
+	double pref_share;  /* share of its accesses (or pages) there */
+	double here_share;  /* share on the node it ran on */
+	int has_oi;	    /* operational intensity was measured */
+	double oi;	    /* ops per byte from memory */
+	int held;	    /* moved recently (hold_s): leave it alone */
+	double tput;	    /* ops/s, or the CPU share without op counts */
 	int has_share;	    /* cpu_share was measured */
 	double cpu_share;   /* CPU time over wall time, this period */
 	const struct nl_record *record;
@@ -84,8 +116,8 @@ struct nl_view_thread {
 };
 
 /*
- * What a policy reads: every managed thread on the node (sorted by tid), the
- * domain being decided, and an occupancy index (nl_view_index builds it).
+ * What a policy reads: every managed thread on the node (sorted by tid) and
+ * the domain being decided.
  */
 struct nl_view {
 	const struct nl_topology *topo;
@@ -93,12 +125,7 @@ struct nl_view {
 	int nthreads;
 	int domain;
 	double now_s;
-	int *occ_head; /* [ncpus] first thread index on each CPU, -1 none */
-	int *occ_next; /* [nthreads] next thread index on the same CPU */
 };
-
-/* Fill occ_head / occ_next (arrays the caller allocated). */
-void nl_view_index(struct nl_view *v);
 
 enum nl_action_kind {
 	NL_ACT_PIN,	 /* bind to one CPU (taking a thread over) */
@@ -106,6 +133,8 @@ enum nl_action_kind {
 	NL_ACT_SWAP,	 /* exchange CPUs with another thread */
 	NL_ACT_ROLLBACK, /* undo a move of the previous step */
 	NL_ACT_SKIP,	 /* a candidate that could not be moved */
+	NL_ACT_RELEASE,	 /* hand a thread back to the OS */
+	NL_ACT_STAY,	 /* a candidate the draw left where it is */
 };
 
 const char *nl_action_name(enum nl_action_kind k);
@@ -137,6 +166,8 @@ struct nl_memo {
 	int from_cpu;
 	int to_cpu;
 	double perf_before;
+	double judge_before; /* rel perf (or perf, alone in its process) */
+	int pair;	     /* the swap partner's memo, -1 none */
 };
 
 /* What a policy carries from one step to the next (owned by the caller). */
@@ -145,6 +176,18 @@ struct nl_policy_state {
 	int period_mult;
 	struct nl_memo *last;
 	size_t nlast, caplast;
+	/* Do-no-harm check (docs/algorithms.md): the placement numalot made,
+	 * released to compare with what the OS does with it. */
+	int harm_phase;	       /* 0 placing, 1 released and measuring */
+	int harm_count;	       /* threads measured when released */
+	double harm_next_s;    /* next check */
+	double harm_backoff;   /* multiplies harm_check_s after a lost check */
+	double harm_sum;       /* released throughput summed over periods */
+	int harm_n;	       /* periods summed */
+	double harm_placed;    /* recent throughput under numalot's placement */
+	int harm_passive;      /* the OS won the last check: no moves */
+	struct nl_memo *saved; /* placement to re-apply (tid, to_cpu) */
+	size_t nsaved, capsaved;
 };
 
 void nl_policy_state_init(struct nl_policy_state *s);

@@ -209,6 +209,8 @@ static struct json_object *events_json(struct nl_engine *e,
 		sum->swaps += ev->kind == NL_ACT_SWAP;
 		sum->rollbacks += ev->kind == NL_ACT_ROLLBACK;
 		sum->skips += ev->kind == NL_ACT_SKIP;
+		sum->releases += ev->kind == NL_ACT_RELEASE;
+		sum->stays += ev->kind == NL_ACT_STAY;
 		struct json_object *o = json_object_new_object();
 		json_object_object_add(o, "t_s",
 				       json_object_new_double(ev->t_s));
@@ -282,6 +284,9 @@ static struct json_object *build(struct nl_engine *e, int domain,
 			       json_object_new_int(mine.rollbacks));
 	json_object_object_add(sum, "skips", json_object_new_int(mine.skips));
 	json_object_object_add(sum, "pins", json_object_new_int(mine.pins));
+	json_object_object_add(sum, "releases",
+			       json_object_new_int(mine.releases));
+	json_object_object_add(sum, "stays", json_object_new_int(mine.stays));
 	json_object_object_add(
 		sum, "events_dropped",
 		json_object_new_int64((int64_t)d->events_dropped));

@@ -72,15 +72,10 @@ int main(int argc, char **argv)
 				(int)nl_rng_below(&g, (uint64_t)topo->nnodes),
 				nl_rng_uniform(&g) * 2, 9.5);
 	}
-	int *head = malloc(sizeof(int) * (size_t)topo->ncpus);
-	int *next = malloc(sizeof(int) * (size_t)nthreads);
 	struct nl_view v = {.topo = topo,
 			    .threads = t,
 			    .nthreads = nthreads,
-			    .now_s = 10.0,
-			    .occ_head = head,
-			    .occ_next = next};
-	nl_view_index(&v);
+			    .now_s = 10.0};
 	printf("bench_step: %s, %d NUMA nodes, %d CPUs, %d threads, %d steps\n",
 	       spec, topo->nnodes, topo->ncpus, nthreads, steps);
 	enum nl_policy_kind kinds[] = {NL_POLICY_IMAR2, NL_POLICY_LBMA};
@@ -104,8 +99,6 @@ int main(int argc, char **argv)
 		       steps);
 		nl_plan_free(&plan);
 	}
-	free(head);
-	free(next);
 	free(t);
 	free(rec);
 	hwloc_bitmap_free(all);

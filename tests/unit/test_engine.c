@@ -186,6 +186,8 @@ static void appear_vanish_reuse(void **state)
 
 	script_init(&s);
 	nl_policy_params_default(&p);
+	/* The paper's profile moves without a reason in the data. */
+	nl_policy_params_profile(&p, NL_PROFILE_PAPER);
 	p.period_s = 0.5;
 	assert_int_equal(nl_engine_create(&s.m, &e), 0);
 	assert_int_equal(
@@ -257,6 +259,8 @@ static void exit_before_move(void **state)
 	script_init(&s);
 	s.gone_on_place = 104;
 	nl_policy_params_default(&p);
+	/* The paper's profile moves without a reason in the data. */
+	nl_policy_params_profile(&p, NL_PROFILE_PAPER);
 	p.period_s = 0.5;
 	assert_int_equal(nl_engine_create(&s.m, &e), 0);
 	assert_int_equal(
@@ -318,6 +322,8 @@ static void dry_run_records(void **state)
 
 	script_init(&s);
 	nl_policy_params_default(&p);
+	/* The paper's profile moves without a reason in the data. */
+	nl_policy_params_profile(&p, NL_PROFILE_PAPER);
 	p.period_s = 0.5;
 	assert_int_equal(nl_dryrun_create(&s.m, &dry), 0);
 	assert_int_equal(nl_engine_create(dry, &e), 0);

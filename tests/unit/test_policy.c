@@ -12,10 +12,17 @@
 
 static struct nl_policy_params P;
 
+/* The tests below check the paper's mechanisms: its profile. */
+static void paper(struct nl_policy_params *p)
+{
+	nl_policy_params_default(p);
+	nl_policy_params_profile(p, NL_PROFILE_PAPER);
+}
+
 static int setup(void **state)
 {
 	(void)state;
-	nl_policy_params_default(&P);
+	paper(&P);
 	return 0;
 }
 
@@ -59,7 +66,7 @@ static void ticket_table(void **state)
 	t->preferred_node = -1;
 	t->rel_perf = 1;
 	assert_true(nl_tickets_for(v, &P, t, 0, 2, 1) == 1 + 7);
-	nl_policy_params_default(&P);
+	paper(&P);
 	vu_free(&u);
 }
 
@@ -110,7 +117,7 @@ static void lottery_frequencies(void **state)
 	nl_policy_step(NL_POLICY_LBMA, &P, v, &s, &rng, &plan);
 	assert_int_equal(plan.actions[0].to_cpu, 2);
 	nl_policy_state_free(&s);
-	nl_policy_params_default(&P);
+	paper(&P);
 	nl_plan_free(&plan);
 	vu_free(&u);
 }
@@ -146,7 +153,7 @@ static void imar2_rollback_and_period(void **state)
 	/* The previous step moved thread 1 from CPU 0 to CPU 2. */
 	s.last = malloc(sizeof(*s.last));
 	s.caplast = s.nlast = 1;
-	s.last[0] = (struct nl_memo){1, 0, 2, 100};
+	s.last[0] = (struct nl_memo){1, 0, 2, 100, 0, -1};
 
 	assert_int_equal(
 		nl_policy_step(NL_POLICY_IMAR2, &P, v, &s, &rng, &plan), 0);

@@ -15,7 +15,6 @@ struct vu {
 	struct nl_view_thread t[VU_MAX];
 	hwloc_bitmap_t allowed[VU_MAX];
 	struct nl_record rec[VU_MAX];
-	int head[4096], next[VU_MAX];
 	struct nl_view v;
 	int n;
 };
@@ -57,10 +56,7 @@ static inline struct nl_view *vu_view(struct vu *u, double now_s)
 				.threads = u->t,
 				.nthreads = u->n,
 				.domain = 0,
-				.now_s = now_s,
-				.occ_head = u->head,
-				.occ_next = u->next};
-	nl_view_index(&u->v);
+				.now_s = now_s};
 	return &u->v;
 }
 

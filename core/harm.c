@@ -1,0 +1,165 @@
+/*
+ * numalot: the do-no-harm check (docs/algorithms.md, "Do no harm"). Now
+ * and then a domain's placement is handed back to the OS for a few
+ * periods; if the domain runs at least as fast without numalot, it stays
+ * with the OS for a while (longer after each such loss), else numalot's
+ * placement is applied again.
+ */
+#include "policy_priv.h"
+
+#include <stdlib.h>
+
+/* Periods measured with the OS in charge before deciding. */
+#define HARM_PERIODS 3
+/* The OS must be this much slower for numalot's placement to return. */
+#define HARM_MARGIN 0.02
+#define HARM_MAX_BACKOFF 8
+
+static double throughput(const struct step *st, int *count)
+{
+	double sum = 0;
+	*count = 0;
+	for (int i = 0; i < st->v->nthreads; i++)
+		if (nl_step_in_domain(st, i) && st->v->threads[i].has_perf) {
+			sum += st->v->threads[i].tput;
+			(*count)++;
+		}
+	return sum;
+}
+
+static int save_and_release(struct step *st, int count)
+{
+	struct nl_policy_state *s = st->s;
+	int rc = 0;
+
+	s->nsaved = 0;
+	for (int i = 0; i < st->v->nthreads && rc == 0; i++) {
+		const struct nl_view_thread *t = &st->v->threads[i];
+		if (!nl_step_in_domain(st, i) || !t->pinned || st->moved[i])
+			continue;
+		if (s->nsaved == s->capsaved) {
+			size_t c = s->capsaved ? s->capsaved * 2 : 16;
+			struct nl_memo *x = realloc(s->saved, c * sizeof(*x));
+			if (!x)
+				return -ENOMEM;
+			s->saved = x;
+			s->capsaved = c;
+		}
+		s->saved[s->nsaved++] = (struct nl_memo){
+			.tid = t->tid, .to_cpu = st->cpu[i], .pair = -1};
+		rc = nl_plan_add(st->plan,
+				 &(struct nl_action){
+					 .kind = NL_ACT_RELEASE,
+					 .tid = t->tid,
+					 .other_tid = -1,
+					 .from_cpu = st->cpu[i],
+					 .to_cpu = -1,
+					 .reason = "do-no-harm check: handed "
+						   "to the OS to compare"});
+		st->moved[i] = 1;
+	}
+	s->harm_phase = 1;
+	s->harm_sum = 0;
+	s->harm_n = 0;
+	s->harm_count = count;
+	return rc;
+}
+
+static int reapply(struct step *st)
+{
+	struct nl_policy_state *s = st->s;
+	int rc = 0;
+
+	for (size_t k = 0; k < s->nsaved && rc == 0; k++) {
+		const struct nl_memo *m = &s->saved[k];
+		int i;
+		for (i = 0; i < st->v->nthreads; i++)
+			if (st->v->threads[i].tid == m->tid)
+				break;
+		if (i == st->v->nthreads || !nl_step_in_domain(st, i) ||
+		    !nl_step_allows(&st->v->threads[i], m->to_cpu))
+			continue;
+		rc = nl_plan_add(
+			st->plan,
+			&(struct nl_action){.kind = NL_ACT_PIN,
+					    .tid = m->tid,
+					    .other_tid = -1,
+					    .from_cpu = st->cpu[i],
+					    .to_cpu = m->to_cpu,
+					    .reason = "do-no-harm check: "
+						      "numalot's placement "
+						      "was faster"});
+		nl_step_occ_move(st, i, m->to_cpu);
+		st->moved[i] = 1;
+	}
+	s->nsaved = 0;
+	return rc;
+}
+
+static int decide(struct step *st, double tput, int count)
+{
+	struct nl_policy_state *s = st->s;
+	double now = st->v->now_s, check = st->p->harm_check_s;
+
+	s->harm_phase = 0;
+	if (count != s->harm_count) {
+		/* Threads came or went: no fair comparison; keep the OS's. */
+		s->nsaved = 0;
+		s->harm_next_s = now + check * s->harm_backoff;
+		return 1;
+	}
+	s->harm_sum += tput;
+	s->harm_n++;
+	if (s->harm_n < HARM_PERIODS) {
+		s->harm_phase = 1;
+		return 1;
+	}
+	if (s->harm_sum / s->harm_n >= s->harm_placed * (1 - HARM_MARGIN)) {
+		/* The OS does as well: leave the domain to it for a while. */
+		s->nsaved = 0;
+		s->harm_passive = 1;
+		if (s->harm_backoff < HARM_MAX_BACKOFF)
+			s->harm_backoff *= 2;
+		s->harm_next_s = now + check * s->harm_backoff;
+		return 1;
+	}
+	s->harm_backoff = 1;
+	s->harm_next_s = now + check;
+	int rc = reapply(st);
+	return rc < 0 ? rc : 1;
+}
+
+int nl_harm_check(struct step *st)
+{
+	struct nl_policy_state *s = st->s;
+	double now = st->v->now_s, check = st->p->harm_check_s;
+	int count, pinned = 0;
+	double tput;
+
+	if (!(check > 0))
+		return 0;
+	tput = throughput(st, &count);
+	if (s->harm_next_s < 0)
+		s->harm_next_s = now + check;
+	if (s->harm_phase == 1)
+		return decide(st, tput, count);
+	if (s->harm_passive) {
+		if (now < s->harm_next_s)
+			return 1;
+		s->harm_passive = 0;
+		s->harm_next_s = now + check;
+	}
+	/* Recent throughput under numalot's placement. */
+	s->harm_placed =
+		s->harm_placed > 0 ? 0.5 * s->harm_placed + 0.5 * tput : tput;
+	if (now < s->harm_next_s)
+		return 0;
+	for (int i = 0; i < st->v->nthreads; i++)
+		pinned += nl_step_in_domain(st, i) && st->v->threads[i].pinned;
+	if (!pinned) {
+		s->harm_next_s = now + check;
+		return 0;
+	}
+	int rc = save_and_release(st, count);
+	return rc < 0 ? rc : 1;
+}

@@ -1,0 +1,58 @@
+/*
+ * numalot: the scratch of one policy step, shared by policy.c (candidates,
+ * rollback, do-no-harm) and policy_move.c (destinations, tickets, draw).
+ */
+#ifndef NUMALOT_POLICY_PRIV_H
+#define NUMALOT_POLICY_PRIV_H
+
+#include "policy.h"
+
+/* Where each thread is as the plan unfolds. */
+struct step {
+	const struct nl_view *v;
+	const struct nl_policy_params *p;
+	struct nl_policy_state *s;
+	struct nl_plan *plan;
+	int *cpu;    /* [nthreads] */
+	int *head;   /* [ncpus] occupancy lists over cpu[] (busy threads) */
+	int *next;   /* [nthreads] */
+	char *moved; /* [nthreads] */
+	int *order;  /* [nnodes] nodes by distance */
+	struct option {
+		int cpu;
+		int other;
+		double tickets;
+	} * opts; /* [ncpus + 1] */
+};
+
+int nl_plan_add(struct nl_plan *p, const struct nl_action *a);
+int nl_memo_add(struct nl_policy_state *s, const struct nl_memo *m);
+
+int nl_step_in_domain(const struct step *st, int i);
+int nl_step_idle(const struct step *st, int i);
+int nl_step_allows(const struct nl_view_thread *t, int cpu);
+void nl_step_occ_move(struct step *st, int i, int to);
+/* Node the thread i sits on in the plan (-1 unknown). */
+int nl_step_node(const struct step *st, int i);
+/* Data node of thread i when its data calls it elsewhere, else -1. */
+int nl_step_data_node(const struct step *st, int i);
+/* What IMAR2 judges a move of thread i by: its relative perf, or its perf
+ * when it is alone in its process. */
+double nl_step_judge_metric(const struct step *st, int i);
+/* Compute-bound: its measured OI is above compute_oi. */
+int nl_step_compute_bound(const struct step *st, int i);
+
+/*
+ * The do-no-harm check (harm.c). Returns 1 when it takes this step (no
+ * moves), 0 when the policy moves as usual, or a negative errno.
+ */
+int nl_harm_check(struct step *st);
+
+/*
+ * Draw and plan a move of candidate i (docs/algorithms.md): to its data
+ * node (dest=data) or any node (dest=any), by lottery or best ticket, with
+ * a stay outcome. memo: remember it for IMAR2's rollback.
+ */
+int nl_step_move(struct step *st, int i, struct nl_rng *rng, int memo);
+
+#endif

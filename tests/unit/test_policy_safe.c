@@ -1,0 +1,334 @@
+/*
+ * Unit tests: numalot's default profile (docs/algorithms.md, "What numalot
+ * changes"): no pin at take-over, moves only with a reason in the data and
+ * only to the data's node, swaps that never evict a thread from its data,
+ * the stay outcome, hold, per-thread rollback of pairs, oversubscription and
+ * the do-no-harm check.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "policy_priv.h"
+#include "viewutil.h"
+
+static struct nl_policy_params P;
+
+static int setup(void **state)
+{
+	(void)state;
+	nl_policy_params_default(&P);
+	P.harm_check_s = 0; /* tested on its own below */
+	return 0;
+}
+
+static int count_kind(const struct nl_plan *p, enum nl_action_kind k)
+{
+	int n = 0;
+	for (size_t i = 0; i < p->n; i++)
+		n += p->actions[i].kind == k;
+	return n;
+}
+
+/* A busy thread of domain 0, not pinned, whose data is on node data_node
+ * with share `share` of its accesses. */
+static struct nl_view_thread *add(struct vu *u, int tid, int pid, int cpu,
+				  int data_node, double share)
+{
+	struct nl_view_thread *t = vu_add(u, tid, pid, cpu, 100);
+	t->pinned = 0;
+	t->has_share = 1;
+	t->cpu_share = 1;
+	t->preferred_node = data_node;
+	t->pref_share = share;
+	t->here_share = data_node == u->topo->cpu_node[cpu] ? share : 0;
+	t->tput = 1e9;
+	return t;
+}
+
+static int step(enum nl_policy_kind k, struct nl_view *v,
+		struct nl_policy_state *s, struct nl_plan *plan, uint64_t seed)
+{
+	struct nl_rng rng;
+	nl_rng_seed(&rng, seed);
+	nl_plan_clear(plan);
+	return nl_policy_step(k, &P, v, s, &rng, plan);
+}
+
+/* Threads whose data is where they run are neither pinned nor moved. */
+static void no_pin_no_reason_no_move(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+
+	vu_init(&u, "numa:2 core:2 pu:1");
+	add(&u, 1, 1, 0, 0, 0.9);
+	add(&u, 2, 1, 2, 1, 0.9);
+	add(&u, 3, 1, 1, -1, 0); /* nothing known of its data */
+	struct nl_view *v = vu_view(&u, 1.0);
+	nl_plan_init(&plan);
+	nl_policy_state_init(&s);
+	for (int k = 0; k < 5; k++) {
+		assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, k), 0);
+		assert_int_equal(plan.n, 0);
+		assert_int_equal(step(NL_POLICY_LBMA, v, &s, &plan, k), 0);
+		assert_int_equal(plan.n, 0);
+	}
+	nl_policy_state_free(&s);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/* A thread with most of its data on node 2 goes there and nowhere else;
+ * one with only 40% there stays. */
+static void moves_only_to_data_node(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+	int stays = 0;
+
+	vu_init(&u, "numa:3 core:2 pu:1");
+	struct nl_view_thread *t = add(&u, 1, 1, 0, 2, 0.8);
+	struct nl_view_thread *w = add(&u, 2, 1, 1, 2, 0.4);
+	struct nl_view *v = vu_view(&u, 1.0);
+	nl_plan_init(&plan);
+	for (int k = 0; k < 200; k++) {
+		nl_policy_state_init(&s);
+		assert_int_equal(step(NL_POLICY_LBMA, v, &s, &plan, k), 0);
+		assert_int_equal(plan.n, 1);
+		assert_int_equal(plan.actions[0].tid, 1);
+		if (plan.actions[0].kind == NL_ACT_STAY) {
+			stays++;
+		} else {
+			assert_int_equal(plan.actions[0].kind, NL_ACT_MIGRATE);
+			assert_int_equal(
+				u.topo->cpu_node[plan.actions[0].to_cpu], 2);
+		}
+		nl_policy_state_free(&s);
+	}
+	/* The stay outcome is drawn, but rarely against a good move. */
+	assert_true(stays > 0 && stays < 60);
+	/* Held after a move: left alone. */
+	t->held = 1;
+	nl_policy_state_init(&s);
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(plan.n, 0);
+	/* Compute-bound: never moved for its data. */
+	t->held = 0;
+	t->has_oi = 1;
+	t->oi = 500;
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(plan.n, 0);
+	(void)w;
+	nl_policy_state_free(&s);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/* Node 1 is full. Its occupant at home is never evicted; one whose data is
+ * on node 0 swaps; a compute-bound one swaps too. */
+static void swaps_never_evict(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+
+	vu_init(&u, "numa:2 core:1 pu:1");
+	add(&u, 1, 1, 0, 1, 0.9);
+	struct nl_view_thread *h = add(&u, 2, 2, 1, 1, 0.9);
+	P.tickets.stay = 0;
+	struct nl_view *v = vu_view(&u, 1.0);
+	nl_plan_init(&plan);
+	nl_policy_state_init(&s);
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(plan.n, 1);
+	assert_int_equal(plan.actions[0].kind, NL_ACT_SKIP);
+	/* Its data is on node 0: both gain. */
+	h->preferred_node = 0;
+	h->here_share = 0.1;
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(plan.actions[0].kind, NL_ACT_SWAP);
+	assert_int_equal(s.nlast, 2);
+	assert_int_equal(s.last[0].pair, 1);
+	assert_int_equal(s.last[1].pair, 0);
+	/* At home but compute-bound: moving it costs it nothing. */
+	h->preferred_node = 1;
+	h->here_share = 0.9;
+	h->has_oi = 1;
+	h->oi = 1000;
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(plan.actions[0].kind, NL_ACT_SWAP);
+	setup(NULL);
+	nl_policy_state_free(&s);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/* A swap is judged on both threads' own relative perf and undone as a
+ * pair; a fall of the whole domain (a phase) undoes nothing. */
+static void rollback_per_thread_and_pairs(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+
+	vu_init(&u, "numa:2 core:2 pu:1");
+	struct nl_view_thread *a = add(&u, 1, 1, 2, 1, 0.9);
+	struct nl_view_thread *b = add(&u, 2, 1, 0, 0, 0.9);
+	add(&u, 3, 1, 1, 0, 0.9);
+	a->pinned = b->pinned = 1;
+	/* Last step swapped 1 (0 -> 2) and 2 (2 -> 0). */
+	nl_policy_state_init(&s);
+	s.steps = 5;
+	struct nl_memo m[2] = {{1, 0, 2, 100, 1.0, 1}, {2, 2, 0, 100, 1.0, 0}};
+	for (int k = 0; k < 2; k++)
+		nl_memo_add(&s, &m[k]);
+	/* Everyone's perf fell 10x (a phase), relative perf unchanged. */
+	a->perf = b->perf = 10;
+	a->has_prev = b->has_prev = 1;
+	a->prev_perf = b->prev_perf = 100;
+	struct nl_view *v = vu_view(&u, 5.0);
+	nl_plan_init(&plan);
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(count_kind(&plan, NL_ACT_ROLLBACK), 0);
+	/* Thread 1 lost half its relative perf: the pair is undone. */
+	for (int k = 0; k < 2; k++)
+		nl_memo_add(&s, &m[k]);
+	a->rel_perf = 0.5;
+	b->rel_perf = 1.05;
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(count_kind(&plan, NL_ACT_ROLLBACK), 2);
+	assert_int_equal(plan.actions[0].tid, 1);
+	assert_int_equal(plan.actions[0].to_cpu, 0);
+	assert_int_equal(plan.actions[1].tid, 2);
+	assert_int_equal(plan.actions[1].to_cpu, 2);
+	nl_policy_state_free(&s);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/* More busy threads than CPUs: numalot's pins go back to the OS. */
+static void oversubscribed_hands_back(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+
+	vu_init(&u, "numa:2 core:1 pu:1");
+	add(&u, 1, 1, 0, 1, 0.9)->pinned = 1;
+	add(&u, 2, 1, 1, 1, 0.9)->pinned = 1;
+	add(&u, 3, 1, 1, 0, 0.9);
+	struct nl_view *v = vu_view(&u, 1.0);
+	nl_plan_init(&plan);
+	nl_policy_state_init(&s);
+	assert_int_equal(step(NL_POLICY_LBMA, v, &s, &plan, 1), 0);
+	assert_int_equal(plan.n, 2);
+	assert_int_equal(count_kind(&plan, NL_ACT_RELEASE), 2);
+	nl_policy_state_free(&s);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/* Do no harm: released for a few periods; if the OS runs the domain as
+ * fast, it keeps it (no moves for a while), else the placement returns. */
+static void harm_check(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+
+	vu_init(&u, "numa:2 core:2 pu:1");
+	struct nl_view_thread *a = add(&u, 1, 1, 2, 1, 0.9);
+	struct nl_view_thread *b = add(&u, 2, 1, 0, 1, 0.9);
+	a->pinned = 1;
+	P.harm_check_s = 10;
+	P.tickets.stay = 0;
+	nl_plan_init(&plan);
+	for (int os_wins = 0; os_wins < 2; os_wins++) {
+		double t = 1;
+		nl_policy_state_init(&s);
+		a->pinned = 1;
+		a->tput = b->tput = 1e9;
+		b->preferred_node = 0; /* no reason to move b */
+		for (; t <= 11; t++)
+			step(NL_POLICY_LBMA, vu_view(&u, t), &s, &plan, 1);
+		/* At 11 s, 10 s after the first step: released. */
+		assert_int_equal(count_kind(&plan, NL_ACT_RELEASE), 1);
+		a->pinned = 0;
+		if (!os_wins)
+			a->tput = b->tput = 0.5e9;
+		for (int k = 0; k < 3; k++) {
+			t++;
+			step(NL_POLICY_LBMA, vu_view(&u, t), &s, &plan, 1);
+			if (k < 2)
+				assert_int_equal(plan.n, 0);
+		}
+		if (os_wins) {
+			assert_int_equal(plan.n, 0);
+			/* Passive: even a thread with a reason stays. */
+			b->preferred_node = 1;
+			t++;
+			step(NL_POLICY_LBMA, vu_view(&u, t), &s, &plan, 1);
+			assert_int_equal(plan.n, 0);
+		} else {
+			assert_int_equal(count_kind(&plan, NL_ACT_PIN), 1);
+			assert_int_equal(plan.actions[0].tid, 1);
+			assert_int_equal(plan.actions[0].to_cpu, 2);
+		}
+		nl_policy_state_free(&s);
+	}
+	setup(NULL);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/* profile=paper sets the paper's rules; later parameters override it. */
+static void profile_by_name(void **state)
+{
+	(void)state;
+	struct nl_policy_params p;
+	char err[256];
+	nl_policy_params_default(&p);
+	assert_int_equal(p.pin_new, 0);
+	assert_int_equal(
+		nl_policy_param_set(&p, "profile", "paper", err, sizeof(err)),
+		0);
+	assert_int_equal(p.pin_new, 1);
+	assert_int_equal(p.dest, NL_DEST_ANY);
+	assert_int_equal(p.judge, NL_JUDGE_TOTAL);
+	assert_int_equal(p.always_worst, 1);
+	assert_int_equal(
+		nl_policy_param_set(&p, "dest", "data", err, sizeof(err)), 0);
+	assert_int_equal(p.dest, NL_DEST_DATA);
+	assert_int_equal(
+		nl_policy_param_set(&p, "profile", "kernel", err, sizeof(err)),
+		-EINVAL);
+	assert_non_null(strstr(err, "profile"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(no_pin_no_reason_no_move, setup),
+		cmocka_unit_test_setup(moves_only_to_data_node, setup),
+		cmocka_unit_test_setup(swaps_never_evict, setup),
+		cmocka_unit_test_setup(rollback_per_thread_and_pairs, setup),
+		cmocka_unit_test_setup(oversubscribed_hands_back, setup),
+		cmocka_unit_test_setup(harm_check, setup),
+		cmocka_unit_test(profile_by_name),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
