@@ -109,6 +109,12 @@ static int domain_of_pid(const struct nl_engine *e, int pid)
 static struct ethread *thread_new(struct nl_engine *e,
 				  const struct nl_thread_info *ti, int domain)
 {
+	struct edomain *d = nl_engine_domain(e, domain);
+	/* The limit: the allocation, or the thread's own binding when the
+	 * domain keeps bindings (docs/algorithms.md). */
+	hwloc_const_bitmap_t limit =
+		d && d->params.keep_bindings && ti->affinity ? ti->affinity
+							     : ti->allowed;
 	struct ethread *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
@@ -122,7 +128,7 @@ static struct ethread *thread_new(struct nl_engine *e,
 		e->all = n;
 		e->capall = cap;
 	}
-	t->allowed = hwloc_bitmap_dup(ti->allowed);
+	t->allowed = hwloc_bitmap_dup(limit);
 	if (!t->allowed) {
 		free(t);
 		return NULL;

@@ -19,6 +19,9 @@ struct nl_thread_info {
 	unsigned long long start_time; /* tells a reused tid from the old one */
 	int cpu;		       /* dense CPU it is on, -1 unknown */
 	hwloc_bitmap_t allowed;	       /* dense CPUs it may use (machine's) */
+	/* its own affinity inside allowed (numactl, --cpu-bind), where the OS
+	 * keeps it; NULL: the same as allowed */
+	hwloc_bitmap_t affinity;
 };
 
 struct nl_process_info {

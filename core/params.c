@@ -104,6 +104,7 @@ static const struct pdesc params[] = {
 	D("hold_s", hold_s, 0, 86400),
 	I("oversub_release", oversub_release, 0, 1),
 	D("harm_check_s", harm_check_s, 0, 86400),
+	I("keep_bindings", keep_bindings, 0, 1),
 	D("tickets.better", tickets.better, 0, 1e6),
 	D("tickets.no_record", tickets.no_record, 0, 1e6),
 	D("tickets.worse", tickets.worse, 0, 1e6),

@@ -286,7 +286,7 @@ static int release_crowded(struct step *st)
 		if (!nl_step_in_domain(st, i) || !st->v->threads[i].pinned ||
 		    c < 0 || st->moved[i])
 			continue;
-		if (st->head[c] == i && st->next[i] < 0)
+		if (!nl_step_crowded(st, i) || nl_step_free_cpu(st, i))
 			continue;
 		rc = plan_simple(st, NL_ACT_RELEASE, i, -1,
 				 "shares its CPU: handed back to the OS");
@@ -295,7 +295,15 @@ static int release_crowded(struct step *st)
 	return rc;
 }
 
-/* Why thread i may be moved this step, if at all. */
+int nl_step_crowded(const struct step *st, int i)
+{
+	int c = st->cpu[i];
+	return c >= 0 && !nl_step_idle(st, i) &&
+	       !(st->head[c] == i && st->next[i] < 0);
+}
+
+/* Why thread i may be moved this step, if at all: its data is elsewhere,
+ * or it shares its CPU (a binding the OS may not leave). */
 static int has_reason(const struct step *st, int i)
 {
 	const struct nl_view_thread *t = &st->v->threads[i];
@@ -304,7 +312,8 @@ static int has_reason(const struct step *st, int i)
 		return 0;
 	if (st->p->dest == NL_DEST_ANY)
 		return 1;
-	return !t->held && nl_step_data_node(st, i) >= 0;
+	return !t->held &&
+	       (nl_step_data_node(st, i) >= 0 || nl_step_crowded(st, i));
 }
 
 struct ranked {

@@ -71,6 +71,8 @@ struct nl_policy_params {
 	int oversub_release; /* hand threads back to the OS when the domain's
 				CPUs are oversubscribed (1) */
 	double harm_check_s; /* do-no-harm check every this long, 0 off */
+	int keep_bindings;   /* never leave a thread's own binding (0: may go
+				anywhere in its allocation) */
 	struct nl_tickets tickets;
 	struct nl_perf_params perf;
 };

@@ -137,6 +137,38 @@ static int prefer_idle_cores(struct step *st, int n)
 	return k;
 }
 
+int nl_step_free_cpu(const struct step *st, int i)
+{
+	for (int d = 0; d < st->v->topo->ncpus; d++)
+		if (st->head[d] < 0 && nl_step_allows(&st->v->threads[i], d))
+			return 1;
+	return 0;
+}
+
+/*
+ * A crowded thread with no data elsewhere: the free CPUs of the node
+ * nearest its data (or its own node) that has any.
+ */
+static int crowded_options(struct step *st, int i)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	const struct nl_topology *topo = st->v->topo;
+	int s = st->cpu[i], home = t->preferred_node >= 0 ? t->preferred_node
+							  : topo->cpu_node[s];
+	int nn = nodes_by_distance(topo, home, st->order + 1), n = 0;
+
+	st->order[0] = home;
+	for (int k = 0; k <= nn && n == 0; k++)
+		for (int d = 0; d < topo->ncpus; d++)
+			if (topo->cpu_node[d] == st->order[k] &&
+			    st->head[d] < 0 && nl_step_allows(t, d))
+				st->opts[n++] = (struct option){
+					d, -1,
+					nl_tickets_for(st->v, st->p, t, s, d,
+						       1)};
+	return prefer_idle_cores(st, n);
+}
+
 /* Every move of thread i: to its data node, or to every other node. */
 static int build_options(struct step *st, int i)
 {
@@ -146,7 +178,8 @@ static int build_options(struct step *st, int i)
 	if (st->p->dest == NL_DEST_DATA) {
 		int P = nl_step_data_node(st, i);
 		if (P < 0)
-			return 0;
+			return nl_step_crowded(st, i) ? crowded_options(st, i)
+						      : 0;
 		st->order[0] = P;
 		nn = 1;
 	} else {

@@ -39,6 +39,10 @@ int nl_step_data_node(const struct step *st, int i);
 /* What IMAR2 judges a move of thread i by: its relative perf, or its perf
  * when it is alone in its process. */
 double nl_step_judge_metric(const struct step *st, int i);
+/* Thread i shares its CPU with another busy thread. */
+int nl_step_crowded(const struct step *st, int i);
+/* Some CPU thread i may use is free. */
+int nl_step_free_cpu(const struct step *st, int i);
 /* Compute-bound: its measured OI is above compute_oi. */
 int nl_step_compute_bound(const struct step *st, int i);
 

@@ -68,6 +68,13 @@ double nl_bench_gap(const struct nl_bench *b, int scen, int seed, int pol);
 int nl_bench_stats(const struct nl_bench *b, int pol, enum nl_bench_metric m,
 		   int gap, struct nl_bench_stats *out);
 
+/* The same over the scenarios of one class only (NULL: all); -1 if none. */
+int nl_bench_class_stats(const struct nl_bench *b, const char *klass, int pol,
+			 enum nl_bench_metric m, int gap,
+			 struct nl_bench_stats *out);
+/* The distinct scenario classes, first-seen order; returns how many. */
+int nl_bench_classes(const struct nl_bench *b, const char **out, int max);
+
 void nl_bench_print(const struct nl_bench *b, FILE *f);
 /* 0, or -1 after printing why. */
 int nl_bench_write_json(const struct nl_bench *b, const char *path);

@@ -47,21 +47,37 @@ static int cmp_double(const void *a, const void *b)
 int nl_bench_stats(const struct nl_bench *b, int pol, enum nl_bench_metric m,
 		   int gap, struct nl_bench_stats *out)
 {
-	int n = b->nscen * b->nseeds, k = 0, better = 0, worse = 0;
-	double *v = malloc(sizeof(double) * ((size_t)n + 1)), sum = 0;
+	return nl_bench_class_stats(b, NULL, pol, m, gap, out);
+}
+
+int nl_bench_class_stats(const struct nl_bench *b, const char *klass, int pol,
+			 enum nl_bench_metric m, int gap,
+			 struct nl_bench_stats *out)
+{
+	int n = 0, k = 0, better = 0, worse = 0;
+	double *v = malloc(sizeof(double) * ((size_t)b->nscen * b->nseeds + 1)),
+	       sum = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!v)
 		return -1;
 	for (int i = 0; i < b->nscen; i++)
 		for (int s = 0; s < b->nseeds; s++) {
+			if (klass &&
+			    strcmp(nl_scenario_class(b->sc[i]), klass) != 0)
+				continue;
 			double x = gap ? nl_bench_gap(b, i, s, pol)
 				       : nl_bench_improvement(b, i, s, pol, m);
 			v[k++] = x;
 			sum += x;
 			better += x > 0;
 			worse += x < WORSE_BEYOND;
+			n++;
 		}
+	if (n == 0) {
+		free(v);
+		return -1;
+	}
 	qsort(v, (size_t)n, sizeof(double), cmp_double);
 	out->n = n;
 	out->mean = sum / n;
@@ -153,6 +169,56 @@ static void print_summary(const struct nl_bench *b, FILE *f, const char *title,
 	}
 }
 
+/* The distinct classes of the scenarios, in first-seen order. */
+int nl_bench_classes(const struct nl_bench *b, const char **out, int max)
+{
+	int n = 0;
+	for (int i = 0; i < b->nscen; i++) {
+		const char *c = nl_scenario_class(b->sc[i]);
+		int seen = 0;
+		for (int j = 0; j < n; j++)
+			seen |= strcmp(out[j], c) == 0;
+		if (!seen && n < max)
+			out[n++] = c;
+	}
+	return n;
+}
+
+/* The makespan summary of each class, when there are several. */
+static void print_classes(const struct nl_bench *b, FILE *f)
+{
+	const char *cls[32];
+	int n = nl_bench_classes(b, cls, 32);
+
+	if (n < 2)
+		return;
+	fprintf(f, "\nMakespan by class: improvement over linux (mean, "
+		   "better, >2%% worse), gap to best-static\n");
+	for (int c = 0; c < n; c++) {
+		int runs = 0;
+		for (int i = 0; i < b->nscen; i++)
+			runs += strcmp(nl_scenario_class(b->sc[i]), cls[c]) ==
+				0;
+		fprintf(f, "class %s (%d runs per policy)\n", cls[c],
+			runs * b->nseeds);
+		for (int p = 0; p < b->npol; p++) {
+			struct nl_bench_stats s, g;
+			if (p == b->ilinux ||
+			    nl_bench_class_stats(b, cls[c], p,
+						 NL_BENCH_MAKESPAN, 0,
+						 &s) < 0 ||
+			    nl_bench_class_stats(b, cls[c], p,
+						 NL_BENCH_MAKESPAN, 1, &g) < 0)
+				continue;
+			fprintf(f,
+				"  %-16s %+6.1f%% %6.0f%% %6.0f%%  %+6.1f%%\n",
+				nl_run_name(b->pol[p]), 100 * s.mean,
+				100 * s.better_share, 100 * s.worse_share,
+				100 * g.mean);
+		}
+	}
+}
+
 void nl_bench_print(const struct nl_bench *b, FILE *f)
 {
 	int unfinished = 0;
@@ -185,6 +251,7 @@ void nl_bench_print(const struct nl_bench *b, FILE *f)
 		      "Mean process completion time: improvement over "
 		      "linux",
 		      NL_BENCH_MEAN_COMPLETION);
+	print_classes(b, f);
 	for (size_t i = 0; i < (size_t)b->nscen * b->nseeds * b->npol; i++)
 		unfinished += b->runs[i].unfinished;
 	if (unfinished)

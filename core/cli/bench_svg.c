@@ -39,6 +39,10 @@ static const char *color_of(enum nl_run_kind k)
 		return "#2a9d3a";
 	case NL_RUN_IDEAL_LOCALITY:
 		return "#8e5fbf";
+	case NL_RUN_IMAR2_PAPER:
+		return "#9ecae1";
+	case NL_RUN_LBMA_PAPER:
+		return "#fdae6b";
 	default:
 		return "#000000";
 	}

@@ -33,7 +33,8 @@
 /* Where make install puts the set. */
 #define INSTALLED_SET NUMALOT_DATADIR "/scenarios/set"
 #define DEFAULT_POLICIES                                                       \
-	"imar2,lbma,static,linux-nonuma,best-static,ideal-locality"
+	"imar2,lbma,imar2-paper,lbma-paper,static,linux-nonuma,best-static,"   \
+	"ideal-locality"
 #define MAX_SEEDS 1000
 #define MAX_JOBS 64
 

@@ -43,8 +43,14 @@ static int init_proc(struct nl_model *m, int i, const struct nl_proc_spec *s,
 	 * (no MPOL_F_MOF): no hinting faults, so no NUMA balancing. */
 	pr->numa_balanced = s->placement != NL_PLACE_INTERLEAVE &&
 			    s->placement != NL_PLACE_BIND;
+	pr->affinity = hwloc_bitmap_dup(pr->allowed);
+	if (!pr->affinity)
+		return -ENOMEM;
+	for (int c = 0; c < topo->ncpus && s->cpu_nodes; c++)
+		if (!(s->cpu_nodes >> nl_model_node_of(m, c) & 1))
+			hwloc_bitmap_clr(pr->affinity, (unsigned)c);
 	for (int c = 0; c < topo->ncpus; c++)
-		if (hwloc_bitmap_isset(pr->allowed, (unsigned)c) &&
+		if (hwloc_bitmap_isset(pr->affinity, (unsigned)c) &&
 		    (s->start_node < 0 ||
 		     nl_model_node_of(m, c) == s->start_node))
 			any = 1;
@@ -62,6 +68,7 @@ static int init_proc(struct nl_model *m, int i, const struct nl_proc_spec *s,
 		t->state = NL_T_PENDING;
 		t->cpu = -1;
 		t->allowed = pr->allowed; /* shared with the process */
+		t->affinity = pr->affinity;
 		t->work_ops = t->work_left = s->kind.work_ops;
 		t->end_s = -1;
 		t->priv_frac = m->frac_store + off;
@@ -184,8 +191,10 @@ void nl_model_free(struct nl_model *m)
 {
 	if (!m)
 		return;
-	for (int i = 0; i < m->nprocs; i++)
+	for (int i = 0; i < m->nprocs; i++) {
 		hwloc_bitmap_free(m->procs[i].allowed);
+		hwloc_bitmap_free(m->procs[i].affinity);
+	}
 	free(m->procs);
 	free(m->threads);
 	free(m->frac_store);
@@ -250,7 +259,7 @@ static void prepare_thread(struct nl_model *m, struct nl_model_thread *t)
 	/* Another busy hardware thread on the core: split it (SMT). */
 	if (m->core_busy[core] > 1)
 		peak *= m->p.smt_share;
-	t->share = 1.0 / m->cpu_load[t->cpu];
+	t->share = 1.0 / m->cpu_load[t->cpu] * (1 - fmin(t->os_overhead, 0.5));
 	t->t_compute_s = 1.0 / (peak * pf);
 	t->bytes_per_op = k->bytes_per_op * ph->bytes_scale;
 	t->fp_fraction = k->fp_fraction;

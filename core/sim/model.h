@@ -44,6 +44,10 @@ struct nl_model_params {
 	double numa_scan_delay_s;	   /* NUMA balancing: first scan */
 	double numa_scan_period_s;	   /* NUMA balancing: between scans */
 	double numa_scan_bytes;		   /* address space scanned a period */
+	double numa_scan_period_max_s;	   /* kernel-like: longest period */
+	double numa_fault_cost_s;	   /* kernel-like: CPU per hint fault */
+	double page_copy_bytes_per_s;	   /* kernel-like: copy by a thread */
+	double numa_imbalance_share;	   /* kernel-like: imb_numa_nr */
 	double tick_s;			   /* simulation step */
 	double noise;			   /* relative sd of emitted counters */
 	double fixed_point_rounds;	   /* damped rounds per tick (max) */
@@ -122,7 +126,13 @@ struct nl_proc_spec {
 	enum nl_placement placement;
 	int placement_node; /* NL_PLACE_NODE, NL_PLACE_BIND */
 	int start_node;	    /* -1: fork balancing over all allowed CPUs */
-	char *cpus;	    /* allowed CPUs, OS numbers; NULL: all */
+	/* numactl --cpunodebind: the OS keeps the threads on these nodes'
+	 * CPUs (bit per node, 0: no binding); numalot may leave them within
+	 * cpus (the allocation) unless it keeps bindings. */
+	unsigned long long cpu_nodes;
+	/* numactl --interleave=NODES (bit per node, 0: the allowed ones) */
+	unsigned long long mem_nodes;
+	char *cpus; /* allowed CPUs, OS numbers; NULL: all */
 	struct nl_kind kind;
 };
 
@@ -137,11 +147,12 @@ struct nl_proc_spec {
  */
 enum nl_os_mode {
 	NL_OS_NONE,
-	NL_OS_LINUX,
+	NL_OS_LINUX, /* kernel-like: costs, limits, adaptive scanning */
 	NL_OS_LINUX_NONUMA,
+	NL_OS_LINUX_IDEAL, /* idealised NUMA balancing: exact, free, at once */
 };
 
-/* "none", "linux", "linux-nonuma"; NULL for a bad value. */
+/* "none", "linux", "linux-nonuma", "linux-ideal"; NULL for a bad value. */
 const char *nl_os_mode_name(enum nl_os_mode mode);
 /* 0 and *mode, or -EINVAL for an unknown name. */
 int nl_os_mode_from_name(const char *name, enum nl_os_mode *mode);
@@ -152,6 +163,7 @@ const char *nl_os_mode_names(void);
 struct nl_scenario {
 	char *name;
 	char *topology_spec;	  /* relative XML paths already resolved */
+	char *klass;		  /* "class" field: a set's class, or NULL */
 	struct nl_topology *topo; /* loaded, distances applied */
 	struct nl_model_params params;
 	enum nl_os_mode os_mode; /* "os" field, default NL_OS_LINUX */
@@ -168,7 +180,8 @@ struct nl_model_thread {
 	enum nl_thread_state state;
 	int cpu; /* dense CPU, -1 while pending */
 	int pinned;
-	hwloc_bitmap_t allowed; /* from the process's cpus, never narrowed */
+	hwloc_bitmap_t allowed;	 /* from the process's cpus, never narrowed */
+	hwloc_bitmap_t affinity; /* where the OS may run it (cpunodebind) */
 	double work_ops, work_left;
 	double start_s, end_s; /* end_s < 0 while not done */
 	double *priv_frac;     /* [nnodes] where its private data lives */
@@ -188,20 +201,24 @@ struct nl_model_thread {
 	struct nl_sample acc;
 	struct nl_rng noise_rng; /* per thread: noise independent of order */
 	double migrate_want;	 /* scratch of the page migration */
+	double os_overhead;	 /* share of the next tick the OS takes from it
+				    (hinting faults, page copies): kernel-like */
 };
 
 struct nl_model_proc {
 	struct nl_proc_spec spec; /* cpus is NULL: parsed into allowed */
 	hwloc_bitmap_t allowed;
+	hwloc_bitmap_t affinity; /* allowed, narrowed by cpu_nodes */
 	int started, done;
 	double start_s, end_s;
 	int threads_seen;
-	int live;	     /* threads running now */
-	int first_thread;    /* index in nl_model.threads */
-	double *shared_frac; /* [nnodes] */
-	int numa_balanced;   /* NUMA balancing sees its pages (not bound or
-				interleaved: no hinting faults there) */
-	double numa_next_s;  /* its next NUMA placement decision */
+	int live;	      /* threads running now */
+	int first_thread;     /* index in nl_model.threads */
+	double *shared_frac;  /* [nnodes] */
+	int numa_balanced;    /* NUMA balancing sees its pages (not bound or
+				 interleaved: no hinting faults there) */
+	double numa_next_s;   /* its next NUMA placement decision */
+	double numa_period_s; /* its scan period (kernel-like: adapts) */
 };
 
 /*
@@ -293,6 +310,9 @@ void nl_model_tick(struct nl_model *m);
  * balancer, automatic NUMA balancing and page migration, by os_mode.
  */
 void nl_model_os_step(struct nl_model *m);
+/* Where the OS puts a thread given back its affinity: the nearest idle CPU
+ * of it, else its first CPU. */
+int nl_model_os_home(const struct nl_model *m, const struct nl_model_thread *t);
 
 /* Thread by tid, NULL if unknown (any state). */
 struct nl_model_thread *nl_model_thread(struct nl_model *m, int tid);

@@ -25,16 +25,17 @@ static const char *const os_names[] = {
 	[NL_OS_NONE] = "none",
 	[NL_OS_LINUX] = "linux",
 	[NL_OS_LINUX_NONUMA] = "linux-nonuma",
+	[NL_OS_LINUX_IDEAL] = "linux-ideal",
 };
 
 const char *nl_os_mode_name(enum nl_os_mode mode)
 {
-	return (unsigned)mode <= NL_OS_LINUX_NONUMA ? os_names[mode] : NULL;
+	return (unsigned)mode <= NL_OS_LINUX_IDEAL ? os_names[mode] : NULL;
 }
 
 int nl_os_mode_from_name(const char *name, enum nl_os_mode *mode)
 {
-	for (unsigned i = 0; name && i <= NL_OS_LINUX_NONUMA; i++)
+	for (unsigned i = 0; name && i <= NL_OS_LINUX_IDEAL; i++)
 		if (strcmp(name, os_names[i]) == 0) {
 			*mode = (enum nl_os_mode)i;
 			return 0;
@@ -44,12 +45,13 @@ int nl_os_mode_from_name(const char *name, enum nl_os_mode *mode)
 
 const char *nl_os_mode_names(void)
 {
-	return "linux, linux-nonuma, none";
+	return "linux, linux-ideal, linux-nonuma, none";
 }
 
+/* The OS runs a thread within its affinity, numalot's pin aside. */
 static int may_use(const struct nl_model_thread *t, int cpu)
 {
-	return hwloc_bitmap_isset(t->allowed, (unsigned)cpu);
+	return hwloc_bitmap_isset(t->affinity, (unsigned)cpu);
 }
 
 /*
@@ -88,6 +90,14 @@ static int nearest_idle_cpu(const struct nl_model *m,
 			return c;
 	}
 	return -1;
+}
+
+int nl_model_os_home(const struct nl_model *m, const struct nl_model_thread *t)
+{
+	int c = nearest_idle_cpu(m, t, 0);
+	if (c < 0)
+		c = hwloc_bitmap_first(t->affinity);
+	return c;
 }
 
 /*
@@ -173,9 +183,36 @@ swap_partner(struct nl_model *m, const struct nl_model_thread *t, int s, int p)
 	return best;
 }
 
-/* One NUMA placement decision for every unpinned thread of pr. */
-static void numa_place(struct nl_model *m, struct nl_model_proc *pr)
+static int busy_on(const struct nl_model *m, int node)
 {
+	int n = 0;
+	for (int c = 0; c < m->topo->ncpus; c++)
+		n += nl_model_node_of(m, c) == node && m->cpu_load[c] > 0;
+	return n;
+}
+
+/*
+ * Kernel-like: a move to an idle CPU of the preferred node is allowed only
+ * while the imbalance it makes stays within imb_numa_nr (a share of the
+ * node's CPUs); beyond, only a swap (docs/machine-model.md).
+ */
+static int imbalance_ok(const struct nl_model *m, int s, int p)
+{
+	int cpus = 0;
+	if (m->os_mode != NL_OS_LINUX)
+		return 1;
+	for (int c = 0; c < m->topo->ncpus; c++)
+		cpus += nl_model_node_of(m, c) == p;
+	/* imb_numa_nr is at least 1 in the kernel. */
+	return (busy_on(m, p) + 1) - (busy_on(m, s) - 1) <=
+	       fmax(1, m->p.numa_imbalance_share * cpus);
+}
+
+/* One NUMA placement decision for every unpinned thread of pr. Returns
+ * how many of its threads had their data elsewhere. */
+static int numa_place(struct nl_model *m, struct nl_model_proc *pr)
+{
+	int misplaced = 0;
 	for (int k = 0; k < pr->spec.nthreads; k++) {
 		struct nl_model_thread *t = &m->threads[pr->first_thread + k];
 		struct nl_model_thread *u;
@@ -186,8 +223,9 @@ static void numa_place(struct nl_model *m, struct nl_model_proc *pr)
 		p = preferred_node(m, t);
 		if (p < 0)
 			continue;
+		misplaced++;
 		s = nl_model_node_of(m, t->cpu);
-		to = idle_cpu_on(m, t, p, 0);
+		to = imbalance_ok(m, s, p) ? idle_cpu_on(m, t, p, 0) : -1;
 		if (to >= 0) {
 			nl_model_move(m, t, to);
 			m->os_moves++;
@@ -202,6 +240,7 @@ static void numa_place(struct nl_model *m, struct nl_model_proc *pr)
 		nl_model_move(m, u, from);
 		m->os_moves += 2;
 	}
+	return misplaced;
 }
 
 /*
@@ -234,10 +273,16 @@ static void migrate_pages(struct nl_model *m)
 		if (priv_bytes <= 0 || footprint <= 0)
 			continue;
 		i = nl_model_node_of(m, t->cpu);
-		f = fmin(1, m->p.numa_scan_bytes / m->p.numa_scan_period_s *
-				    dt / footprint);
+		f = fmin(1, m->p.numa_scan_bytes / pr->numa_period_s * dt /
+				    footprint);
 		t->migrate_want = priv_bytes * (1 - t->priv_frac[i]) * f;
 		m->node_budget[i] += t->migrate_want;
+		/* Kernel-like: every scanned page of its own takes a hinting
+		 * fault, which costs the thread CPU time. */
+		if (m->os_mode == NL_OS_LINUX)
+			t->os_overhead += pr->spec.kind.mem_bytes * f /
+					  NL_PAGE_BYTES *
+					  m->p.numa_fault_cost_s / dt;
 	}
 	/* node_budget: wanted bytes; now the share each node grants. */
 	for (int i = 0; i < n; i++)
@@ -269,6 +314,10 @@ static void migrate_pages(struct nl_model *m)
 		t->priv_frac[i] = 1 - away * keep;
 		nl_model_refresh_data(m, t);
 		m->pages_migrated_bytes += moved;
+		/* Kernel-like: the faulting thread copies the page itself. */
+		if (m->os_mode == NL_OS_LINUX)
+			t->os_overhead +=
+				moved / m->p.page_copy_bytes_per_s / dt;
 	}
 }
 
@@ -283,18 +332,28 @@ static void numa_balance(struct nl_model *m)
 		if (!pr->started || pr->done || !pr->numa_balanced ||
 		    now < pr->numa_next_s - TIME_EPS)
 			continue;
-		pr->numa_next_s += m->p.numa_scan_period_s;
-		numa_place(m, pr);
+		/* Kernel-like: the scan period doubles while the process's
+		 * accesses are local, and halves when they are not. */
+		if (numa_place(m, pr) == 0 && m->os_mode == NL_OS_LINUX)
+			pr->numa_period_s = fmin(2 * pr->numa_period_s,
+						 m->p.numa_scan_period_max_s);
+		else
+			pr->numa_period_s = fmax(pr->numa_period_s / 2,
+						 m->p.numa_scan_period_s);
+		pr->numa_next_s += pr->numa_period_s;
 	}
 }
 
 void nl_model_os_step(struct nl_model *m)
 {
+	for (int x = 0; x < m->nthreads; x++)
+		m->threads[x].os_overhead = 0;
 	switch (m->os_mode) {
 	case NL_OS_NONE:
 		/* Unpinned threads stay on the CPU they started on. */
 		break;
 	case NL_OS_LINUX:
+	case NL_OS_LINUX_IDEAL:
 		migrate_pages(m);
 		numa_balance(m);
 		load_balance(m);

@@ -114,6 +114,8 @@ void nl_model_place_data(struct nl_model *m, struct nl_model_proc *pr)
 			nodes[nl_model_node_of(m, cpu)] = 1;
 		}
 		hwloc_bitmap_foreach_end();
+		for (int j = 0; j < n && pr->spec.mem_nodes; j++)
+			nodes[j] = (int)(pr->spec.mem_nodes >> j & 1);
 		for (int j = 0; j < n; j++)
 			nused += nodes[j];
 		for (int j = 0; j < n; j++)
@@ -139,7 +141,7 @@ void nl_model_start_process(struct nl_model *m, struct nl_model_proc *pr)
 	hwloc_bitmap_t cand = m->cand;
 	double now = nl_model_now(m);
 
-	hwloc_bitmap_copy(cand, pr->allowed);
+	hwloc_bitmap_copy(cand, pr->affinity);
 	if (pr->spec.start_node >= 0)
 		for (int c = 0; c < m->topo->ncpus; c++)
 			if (nl_model_node_of(m, c) != pr->spec.start_node)
@@ -169,6 +171,7 @@ void nl_model_start_process(struct nl_model *m, struct nl_model_proc *pr)
 	pr->live = pr->spec.nthreads;
 	/* First NUMA placement after the scan delay and one scan period of
 	 * hinting faults (the kernel's first full scan pass). */
+	pr->numa_period_s = m->p.numa_scan_period_s;
 	pr->numa_next_s =
 		now + m->p.numa_scan_delay_s + m->p.numa_scan_period_s;
 }
@@ -204,6 +207,14 @@ int nl_model_release(struct nl_model *m, int tid)
 	if (!t || t->state != NL_T_RUNNING)
 		return -ESRCH;
 	t->pinned = 0;
+	/* Back to its own affinity, as sched_setaffinity does. */
+	if (!hwloc_bitmap_isset(t->affinity, (unsigned)t->cpu)) {
+		int to = nl_model_os_home(m, t);
+		if (to >= 0) {
+			nl_model_move(m, t, to);
+			m->os_moves++;
+		}
+	}
 	return 0;
 }
 

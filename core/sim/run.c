@@ -32,6 +32,8 @@ static const char *const run_names[NL_RUN_COUNT] = {
 	[NL_RUN_LINUX_NONUMA] = "linux-nonuma",
 	[NL_RUN_BEST_STATIC] = "best-static",
 	[NL_RUN_IDEAL_LOCALITY] = "ideal-locality",
+	[NL_RUN_IMAR2_PAPER] = "imar2-paper",
+	[NL_RUN_LBMA_PAPER] = "lbma-paper",
 };
 
 const char *nl_run_name(enum nl_run_kind k)
@@ -52,16 +54,18 @@ int nl_run_from_name(const char *name, enum nl_run_kind *k)
 const char *nl_run_names(void)
 {
 	return "imar2, lbma, monitor, static, linux, linux-nonuma, "
-	       "best-static, ideal-locality";
+	       "best-static, ideal-locality, imar2-paper, lbma-paper";
 }
 
 int nl_run_engine_policy(enum nl_run_kind k, enum nl_policy_kind *p)
 {
 	switch (k) {
 	case NL_RUN_IMAR2:
+	case NL_RUN_IMAR2_PAPER:
 		*p = NL_POLICY_IMAR2;
 		return 1;
 	case NL_RUN_LBMA:
+	case NL_RUN_LBMA_PAPER:
 		*p = NL_POLICY_LBMA;
 		return 1;
 	case NL_RUN_MONITOR:
@@ -440,7 +444,10 @@ int nl_runs_get(struct nl_runs *rs, enum nl_run_kind k,
 		struct nl_machine *m = NULL;
 		struct nl_engine *e = NULL;
 
-		rc = nl_run_engine(rs->sc, pk, &rs->o, rs->seed, &m, &e, err,
+		struct nl_run_opts o = rs->o;
+		if (k == NL_RUN_IMAR2_PAPER || k == NL_RUN_LBMA_PAPER)
+			nl_policy_params_profile(&o.params, NL_PROFILE_PAPER);
+		rc = nl_run_engine(rs->sc, pk, &o, rs->seed, &m, &e, err,
 				   errlen);
 		if (rc == 0)
 			rc = nl_run_result_fill(m, e, &r);
@@ -451,6 +458,10 @@ int nl_runs_get(struct nl_runs *rs, enum nl_run_kind k,
 		mo.os_set = 1;
 		mo.os_mode =
 			k == NL_RUN_LINUX ? NL_OS_LINUX : NL_OS_LINUX_NONUMA;
+		/* linux is the run's own Linux model when one is asked for. */
+		if (k == NL_RUN_LINUX && rs->o.os_set &&
+		    rs->o.os_mode == NL_OS_LINUX_IDEAL)
+			mo.os_mode = NL_OS_LINUX_IDEAL;
 		rc = run_plain(rs->sc, rs->seed, &mo, &r, err, errlen);
 	} else if (k == NL_RUN_BEST_STATIC) {
 		rc = run_best_static(rs, &r, err, errlen);

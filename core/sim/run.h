@@ -35,6 +35,8 @@ enum nl_run_kind {
 	NL_RUN_LINUX_NONUMA,
 	NL_RUN_BEST_STATIC,
 	NL_RUN_IDEAL_LOCALITY,
+	NL_RUN_IMAR2_PAPER, /* imar2 and lbma with profile=paper */
+	NL_RUN_LBMA_PAPER,
 	NL_RUN_COUNT
 };
 
@@ -42,7 +44,7 @@ const char *nl_run_name(enum nl_run_kind k);
 /* 0 and *k, or -EINVAL for an unknown name. */
 int nl_run_from_name(const char *name, enum nl_run_kind *k);
 /* "imar2, lbma, monitor, static, linux, linux-nonuma, best-static,
- * ideal-locality" */
+ * ideal-locality, imar2-paper, lbma-paper" */
 const char *nl_run_names(void);
 /* 1 and *p for a policy the engine runs, 0 for a baseline. */
 int nl_run_engine_policy(enum nl_run_kind k, enum nl_policy_kind *p);

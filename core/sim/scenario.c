@@ -260,7 +260,8 @@ static const struct {
 static const char *const proc_keys[] = {
 	"name", "kind", "threads", "placement", "start_s", "job", "start_node",
 	"cpus", "work", "peak_fraction", "bytes_per_op", "mlp",
-	"shared_fraction", "fp_fraction", "mem_bytes", NULL,
+	"shared_fraction", "fp_fraction", "mem_bytes", "cpunodebind",
+	"membind", "interleave", "preferred", NULL,
 };
 /* clang-format on */
 
@@ -300,6 +301,82 @@ static int parse_placement(struct ctx *c, const char *field, const char *s,
 	return 0;
 }
 
+/* A node list ("1", "0,2", "0-3", or a number) into a bit mask. */
+static int node_list(struct ctx *c, struct json_object *v, const char *field,
+		     int nnodes, unsigned long long *mask)
+{
+	hwloc_bitmap_t b;
+	char buf[32];
+	const char *s;
+	int i, rc = 0;
+
+	if (json_object_is_type(v, json_type_int)) {
+		snprintf(buf, sizeof(buf), "%d", json_object_get_int(v));
+		s = buf;
+	} else if (get_string(c, v, field, &s) < 0) {
+		return -EINVAL;
+	}
+	b = hwloc_bitmap_alloc();
+	if (!b)
+		return -ENOMEM;
+	*mask = 0;
+	if (strspn(s, "0123456789,-") != strlen(s) || !*s ||
+	    hwloc_bitmap_list_sscanf(b, s) < 0 || hwloc_bitmap_iszero(b) ||
+	    hwloc_bitmap_last(b) < 0 || hwloc_bitmap_last(b) >= nnodes)
+		rc = perr(c, field,
+			  "\"%s\" is not a list of this machine's NUMA nodes "
+			  "(0-%d)",
+			  s, nnodes - 1);
+	hwloc_bitmap_foreach_begin(i, b)
+	{
+		if (i < nnodes)
+			*mask |= 1ULL << i;
+	}
+	hwloc_bitmap_foreach_end();
+	hwloc_bitmap_free(b);
+	return rc;
+}
+
+/* numactl-style fields: --cpunodebind, and one of --membind, --interleave,
+ * --preferred (docs/scenarios.md). */
+static int parse_numactl(struct ctx *c, struct json_object *po,
+			 const char *prefix, int nnodes,
+			 struct nl_proc_spec *ps)
+{
+	static const char *const mem[] = {"membind", "interleave", "preferred"};
+	struct json_object *v;
+	char field[96];
+	unsigned long long m;
+	int nmem = 0;
+
+	snprintf(field, sizeof(field), "%s.cpunodebind", prefix);
+	if (json_object_object_get_ex(po, "cpunodebind", &v) &&
+	    node_list(c, v, field, nnodes, &ps->cpu_nodes) < 0)
+		return -EINVAL;
+	for (int k = 0; k < 3; k++) {
+		if (!json_object_object_get_ex(po, mem[k], &v))
+			continue;
+		snprintf(field, sizeof(field), "%s.%s", prefix, mem[k]);
+		if (++nmem > 1 ||
+		    json_object_object_get_ex(po, "placement", NULL))
+			return perr(c, field,
+				    "only one of placement, membind, "
+				    "interleave, preferred");
+		if (node_list(c, v, field, nnodes, &m) < 0)
+			return -EINVAL;
+		if (k == 1) {
+			ps->placement = NL_PLACE_INTERLEAVE;
+			ps->mem_nodes = m;
+			continue;
+		}
+		if (m & (m - 1))
+			return perr(c, field, "one node only");
+		ps->placement = k == 0 ? NL_PLACE_BIND : NL_PLACE_NODE;
+		ps->placement_node = __builtin_ctzll(m);
+	}
+	return 0;
+}
+
 /* A CPU list must name CPUs of this machine; start_node must hold some. */
 static int check_cpus(struct ctx *c, const char *prefix,
 		      const struct nl_topology *topo, struct nl_proc_spec *ps)
@@ -325,18 +402,25 @@ static int check_cpus(struct ctx *c, const char *prefix,
 	} else if (!ps->cpus) {
 		hwloc_bitmap_set_range(set, 0, topo->ncpus - 1);
 	}
-	if (rc == 0 && ps->start_node >= 0) {
+	if (rc == 0 && (ps->start_node >= 0 || ps->cpu_nodes)) {
 		hwloc_bitmap_foreach_begin(cpu, set)
 		{
-			if (topo->cpu_node[cpu] == ps->start_node)
+			int node = topo->cpu_node[cpu];
+			if ((ps->start_node < 0 || node == ps->start_node) &&
+			    (!ps->cpu_nodes || ps->cpu_nodes >> node & 1))
 				any = 1;
 		}
 		hwloc_bitmap_foreach_end();
-		snprintf(field, sizeof(field), "%s.start_node", prefix);
-		if (!any)
+		snprintf(field, sizeof(field), "%s.%s", prefix,
+			 ps->start_node >= 0 ? "start_node" : "cpunodebind");
+		if (!any && ps->start_node >= 0)
 			rc = perr(c, field,
 				  "node %d has none of the process's CPUs",
 				  ps->start_node);
+		else if (!any)
+			rc = perr(c, field,
+				  "none of the process's CPUs is on those "
+				  "nodes");
 	}
 	hwloc_bitmap_free(set);
 	hwloc_bitmap_free(os);
@@ -418,11 +502,14 @@ static int parse_process(struct ctx *c, struct json_object *po, int idx,
 			return -EINVAL;
 	}
 #undef FIELD
+	if (parse_numactl(c, po, prefix, topo->nnodes, ps) < 0)
+		return -EINVAL;
 	return check_cpus(c, prefix, topo, ps);
 }
 
 static const char *const top_keys[] = {
-	"name", "description", "machine", "os", "duration_s", "processes", NULL,
+	"name", "description", "class",	    "machine",
+	"os",	"duration_s",  "processes", NULL,
 };
 
 static int parse_root(struct ctx *c, struct json_object *root,
@@ -454,6 +541,13 @@ static int parse_root(struct ctx *c, struct json_object *root,
 	rc = parse_machine(c, v, base_dir, sc);
 	if (rc < 0)
 		return rc;
+	if (json_object_object_get_ex(root, "class", &v)) {
+		if (get_string(c, v, "class", &s) < 0)
+			return -EINVAL;
+		sc->klass = strdup(s);
+		if (!sc->klass)
+			return -ENOMEM;
+	}
 	if (json_object_object_get_ex(root, "os", &v) &&
 	    (get_string(c, v, "os", &s) < 0 ||
 	     (nl_os_mode_from_name(s, &sc->os_mode) < 0 &&
@@ -624,7 +718,13 @@ void nl_scenario_free(struct nl_scenario *sc)
 	nl_topology_free(sc->topo);
 	free(sc->topology_spec);
 	free(sc->name);
+	free(sc->klass);
 	free(sc);
+}
+
+const char *nl_scenario_class(const struct nl_scenario *sc)
+{
+	return sc->klass ? sc->klass : "general";
 }
 
 const char *nl_scenario_name(const struct nl_scenario *sc)

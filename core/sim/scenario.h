@@ -26,6 +26,8 @@ void nl_scenario_free(struct nl_scenario *sc);
 struct nl_topology;
 /* The scenario's name ("name" field, else the file's base name). */
 const char *nl_scenario_name(const struct nl_scenario *sc);
+/* The scenario's "class" (docs/scenarios.md), "general" when none. */
+const char *nl_scenario_class(const struct nl_scenario *sc);
 /* Its topology, distances applied (owned by the scenario). */
 const struct nl_topology *nl_scenario_topology(const struct nl_scenario *sc);
 /* Its "duration_s" cap on simulated time, 0 when it has none. */

@@ -48,6 +48,7 @@ static int sim_threads(struct nl_machine *m, const struct nl_thread_info **out,
 		ti->start_time = (unsigned long long)llround(t->start_s * 1e9);
 		ti->cpu = t->cpu;
 		ti->allowed = t->allowed;
+		ti->affinity = t->affinity;
 		k++;
 	}
 	*out = s->tinfo;

@@ -48,8 +48,8 @@ import json, statistics, sys
 b = json.load(open(sys.argv[1]))
 assert b["reference"] == "linux" and b["seeds"] == 2
 pols = b["policies"]
-assert pols == ["imar2", "lbma", "static", "linux-nonuma", "best-static",
-                "ideal-locality", "linux"], pols
+assert pols == ["imar2", "lbma", "imar2-paper", "lbma-paper", "static",
+                "linux-nonuma", "best-static", "ideal-locality", "linux"], pols
 scen = [s["name"] for s in b["scenarios"]]
 assert scen == ["a-master", "b-mix"], scen
 runs = b["runs"]
@@ -139,7 +139,7 @@ expect_usage_error "bad scenario names file and field" \
 	--json="$T/bad.json"
 check "nothing written on bad input" test ! -e "$T/bad.json"
 expect_usage_error "unknown policy lists the valid ones" \
-	"unknown policy \"fast\" (valid: imar2, lbma, monitor, static, linux, linux-nonuma, best-static, ideal-locality)" \
+	"unknown policy \"fast\" (valid: imar2, lbma, monitor, static, linux, linux-nonuma, best-static, ideal-locality, imar2-paper, lbma-paper)" \
 	bench --policies=imar2,fast "$T/set"
 expect_usage_error "missing scenario file" "nope.json: cannot open" \
 	bench "$T/nope.json"
@@ -147,7 +147,7 @@ expect_usage_error "bad --seeds" "--seeds" bench --seeds=0 "$T/set"
 expect_usage_error "bad --jobs" "--jobs" bench --jobs=x "$T/set"
 expect_usage_error "unknown option" "--frobnicate" bench --frobnicate "$T/set"
 expect_usage_error "unknown parameter" "tickets.preferred" bench --param nope=1 "$T/set"
-expect_usage_error "unknown OS model" "linux, linux-nonuma, none" bench --os=dos "$T/set"
+expect_usage_error "unknown OS model" "linux, linux-ideal, linux-nonuma, none" bench --os=dos "$T/set"
 "$N" bench --seeds=1 --jobs=1 --os=none --policies=static --json="$T/e.json" \
 	"$T/set/a-master.json" >/dev/null
 check "--os=none: no page migration under the policies" \
@@ -168,7 +168,7 @@ check "sim --os=none runs" grep -q "os none$" "$T/out"
 check "sim names the OS model underneath" grep -q "os linux$" "$T/sim.txt"
 expect_usage_error "sim: unknown policy lists the baselines" \
 	"best-static, ideal-locality" sim "$S" --policy=best
-expect_usage_error "sim: unknown OS model" "linux, linux-nonuma, none" \
+expect_usage_error "sim: unknown OS model" "linux, linux-ideal, linux-nonuma, none" \
 	sim "$S" --os=windows
 expect_usage_error "sim: --os with a linux baseline" "--os does not apply" \
 	sim "$S" --policy=linux --os=none

@@ -58,7 +58,13 @@ static void run(const struct nl_scenario *sc, enum nl_run_kind k, uint64_t seed,
 	const struct nl_run_result *r;
 	char err[512] = "";
 
-	assert_int_equal(nl_runs_create(sc, seed, NULL, &rs), 0);
+	struct nl_run_opts o;
+	/* These tests pin down the idealised Linux model's documented
+	 * behaviour (linux-ideal); kernel_like_costs covers linux. */
+	nl_run_opts_default(&o);
+	o.os_set = 1;
+	o.os_mode = NL_OS_LINUX_IDEAL;
+	assert_int_equal(nl_runs_create(sc, seed, &o, &rs), 0);
 	if (nl_runs_get(rs, k, &r, err, sizeof(err)) < 0)
 		fail_msg("%s: %s", nl_run_name(k), err);
 	assert_true(r->nthreads <= 16 && r->nprocs <= 8);
@@ -144,7 +150,7 @@ static struct nl_machine *machine(const struct nl_scenario *sc,
 static void linux_moves_thread_towards_data(void **state)
 {
 	struct nl_scenario *sc = parse(REMOTE, "", "node");
-	struct nl_machine *m = machine(sc, NL_OS_LINUX);
+	struct nl_machine *m = machine(sc, NL_OS_LINUX_IDEAL);
 	struct nl_model *md = nl_sim_model(m);
 	struct nl_model_thread *t = nl_model_thread(md, 1000);
 	struct run lx, nn;
@@ -218,7 +224,7 @@ static void linux_migrates_pages_of_pinned_threads(void **state)
 		"'page_migration_bytes_per_s': 1e7, 'numa_scan_bytes': 1e12}, "
 		"'processes': [{'kind': 'latency', 'threads': 1, "
 		"'placement': 'node:0', 'start_node': 1, 'mem_bytes': 1e9}]}");
-	struct nl_machine *m = machine(sc, NL_OS_LINUX);
+	struct nl_machine *m = machine(sc, NL_OS_LINUX_IDEAL);
 	struct nl_model *md = nl_sim_model(m);
 	struct nl_model_thread *t = nl_model_thread(md, 1000);
 
@@ -322,6 +328,33 @@ static void climb_improves_from_start(void **state)
 }
 
 /* The same scenario and seed give the same runs. */
+/* The kernel-like linux: the same move towards the data, but hinting
+ * faults and page copies cost the thread time, and a process whose
+ * accesses are local is scanned ever less often. */
+static void kernel_like_costs(void **state)
+{
+	struct nl_scenario *sc = parse(REMOTE, "", "node");
+	struct nl_machine *k = machine(sc, NL_OS_LINUX);
+	struct nl_machine *i = machine(sc, NL_OS_LINUX_IDEAL);
+	struct nl_model *mk = nl_sim_model(k), *mi = nl_sim_model(i);
+
+	(void)state;
+	while (k->ops->wait(k, 1.0) > 0)
+		;
+	while (i->ops->wait(i, 1.0) > 0)
+		;
+	assert_true(mk->os_moves >= 1 && mi->os_moves >= 1);
+	assert_true(mk->pages_migrated_bytes > 0);
+	/* The same work took longer: the OS's own costs. */
+	assert_true(mk->procs[0].end_s > mi->procs[0].end_s + 0.01);
+	/* Local after the move: the scan period grew past its minimum. */
+	assert_true(mk->procs[0].numa_period_s > mk->p.numa_scan_period_s);
+	assert_true(mi->procs[0].numa_period_s == mi->p.numa_scan_period_s);
+	nl_machine_destroy(k);
+	nl_machine_destroy(i);
+	nl_scenario_free(sc);
+}
+
 static void runs_are_deterministic(void **state)
 {
 	struct nl_scenario *sc = parse("%s", tiny[1]);
@@ -366,6 +399,7 @@ int main(void)
 		cmocka_unit_test(best_static_and_ideal_bounds),
 		cmocka_unit_test(best_static_finds_locality),
 		cmocka_unit_test(climb_improves_from_start),
+		cmocka_unit_test(kernel_like_costs),
 		cmocka_unit_test(runs_are_deterministic),
 		cmocka_unit_test(names),
 	};

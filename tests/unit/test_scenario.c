@@ -185,10 +185,10 @@ static const struct bad bad_inputs[] = {
 	 "distances, and the model parameters in docs/machine-model.md)"},
 	{"{" M2 ", " P1 ", 'duraton_s': 5}",
 	 "t.json: duraton_s: unknown field (valid: name, description, "
-	 "machine, os, duration_s, processes)"},
+	 "class, machine, os, duration_s, processes)"},
 	{"{" M2 ", " P1 ", 'os': 'windows'}",
 	 "t.json: os: unknown operating system model \"windows\" (valid: "
-	 "linux, linux-nonuma, none)"},
+	 "linux, linux-ideal, linux-nonuma, none)"},
 	{"{" M2 ", 'processes': [{'kind': 'latency', 'trheads': 2}]}",
 	 "t.json: processes[0].trheads: unknown field (valid: name, kind, "
 	 "threads, ..."},

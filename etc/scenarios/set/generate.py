@@ -188,6 +188,52 @@ SET = [
 ]
 
 
+# The paper's scenario classes: NPB-like processes placed with numactl
+# (docs/scenarios.md, "The paper's classes"). Process i of n on a machine
+# of nn nodes x 8 cores; threads: a node's cores, or the machine's cores
+# shared out when there are more processes than nodes.
+MIX = ["latency", "stream", "mixed", "compute"]
+CLASSES = {
+    "direct": ("threads and memory bound to the same node (--cpunodebind=i "
+               "--membind=i): local already, nothing to gain; a policy "
+               "should do no harm.",
+               lambda i, nn: {"cpunodebind": i % nn, "membind": i % nn}),
+    "ind": ("threads bound to node i+1, memory to node i (--cpunodebind="
+            "i+1 --membind=i): every access remote, and the kernel may move "
+            "neither.",
+            lambda i, nn: {"cpunodebind": (i + 1) % nn, "membind": i % nn}),
+    "interleave": ("threads bound to node i, memory interleaved over all "
+                   "nodes (--cpunodebind=i --interleave=all).",
+                   lambda i, nn: {"cpunodebind": i % nn,
+                                  "interleave": "0-%d" % (nn - 1)}),
+    "spread": ("threads left to the scheduler over every node, memory bound "
+               "to node i (--membind=i): the kernel's NUMA balancing skips "
+               "bound memory.",
+               lambda i, nn: {"membind": i % nn}),
+}
+
+
+def paper_set():
+    out = []
+    for cls, (what, bind) in CLASSES.items():
+        for tag, machine, nn in (("n2", M2, 2), ("n4", M4, 4),
+                                 ("n8", M8, 8)):
+            for n in range(1, 5):
+                threads = 8 if n <= nn else 8 * nn // n
+                procs = []
+                for i in range(n):
+                    d = p(MIX[i], threads, name="%s%d" % (
+                        LIKE[MIX[i]], threads))
+                    d.update(bind(i, nn))
+                    procs.append(d)
+                name = "paper-%s-%s-%dp" % (cls, tag, n)
+                desc = ("The paper's '%s' class: %d NPB-like process%s "
+                        "(%s), %s" % (cls, n, "es" if n > 1 else "",
+                                      ", ".join(MIX[:n]), what))
+                out.append((name, machine, desc, procs, cls))
+    return out
+
+
 def dump(obj, indent=1):
     """JSON with tabs, short arrays and process objects on one line."""
     tab = "\t" * indent
@@ -210,16 +256,19 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
         os.path.abspath(__file__))
     names = set()
-    for name, machine, desc, procs in SET:
+    every = [s + (None,) for s in SET] + paper_set()
+    for name, machine, desc, procs, cls in every:
         assert name not in names, name
         names.add(name)
         assert 1 <= len(procs) <= 4 and all(2 <= q["threads"] <= 32
                                             for q in procs), name
-        sc = {"name": name, "description": desc, "machine": machine,
-              "processes": procs}
+        sc = {"name": name, "description": desc}
+        if cls:
+            sc["class"] = cls
+        sc.update({"machine": machine, "processes": procs})
         with open(os.path.join(out, name + ".json"), "w") as f:
             f.write(dump(sc) + "\n")
-    print("wrote %d scenarios to %s" % (len(SET), out))
+    print("wrote %d scenarios to %s" % (len(every), out))
 
 
 if __name__ == "__main__":
