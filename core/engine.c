@@ -94,7 +94,7 @@ int nl_engine_add_process(struct nl_engine *e, int pid, int domain)
 	if (!p)
 		return -ENOMEM;
 	e->procs = p;
-	e->procs[e->nprocs++] = (struct eprocess){pid, domain};
+	e->procs[e->nprocs++] = (struct eprocess){.pid = pid, .domain = domain};
 	return 0;
 }
 
@@ -344,8 +344,8 @@ static void model_domain(struct nl_engine *e, struct edomain *d, double now)
 	}
 }
 
-static int journal(struct edomain *d, const struct nl_action *a, double t_s,
-		   const char *reason, int pid, int other_pid)
+int nl_engine_journal(struct edomain *d, const struct nl_action *a, double t_s,
+		      const char *reason, int pid, int other_pid)
 {
 	if (d->nevents >= NL_MAX_EVENTS) {
 		d->events_dropped++;
@@ -370,6 +370,7 @@ static int journal(struct edomain *d, const struct nl_action *a, double t_s,
 			       .to_cpu = a->to_cpu,
 			       .tickets = a->tickets,
 			       .total_tickets = a->total_tickets,
+			       .bytes = a->bytes,
 			       .reason = reason ? reason : a->reason};
 	return 0;
 }
@@ -423,7 +424,7 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 		if (a->kind == NL_ACT_SKIP || a->kind == NL_ACT_STAY) {
 			d->sum.skips += a->kind == NL_ACT_SKIP;
 			d->sum.stays += a->kind == NL_ACT_STAY;
-			rc = journal(d, a, now, NULL, pid, upid);
+			rc = nl_engine_journal(d, a, now, NULL, pid, upid);
 			continue;
 		}
 		if (a->kind == NL_ACT_RELEASE) {
@@ -432,7 +433,7 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 			if (t)
 				t->pinned = 0;
 			d->sum.releases++;
-			rc = journal(d, a, now, NULL, pid, upid);
+			rc = nl_engine_journal(d, a, now, NULL, pid, upid);
 			continue;
 		}
 		if (a->kind == NL_ACT_SWAP &&
@@ -445,7 +446,7 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 			why = place(e, u, a->from_cpu);
 		if (why) {
 			d->sum.skips++;
-			rc = journal(d, a, now, why, pid, upid);
+			rc = nl_engine_journal(d, a, now, why, pid, upid);
 			continue;
 		}
 		switch (a->kind) {
@@ -471,7 +472,7 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 		if (a->kind != NL_ACT_ROLLBACK)
 			t->hold_until_s = now + d->params.hold_s;
 		t->migrations++;
-		rc = journal(d, a, now, NULL, pid, upid);
+		rc = nl_engine_journal(d, a, now, NULL, pid, upid);
 	}
 	return rc;
 }
@@ -536,6 +537,9 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 			    &e->plan);
 	if (rc == 0)
 		rc = apply(e, d, now);
+	if (rc == 0 && d->params.pages && d->kind != NL_POLICY_MONITOR &&
+	    d->kind != NL_POLICY_STATIC)
+		rc = nl_engine_pages_step(e, d, now);
 	d->sum.periods++;
 	d->next_due_s = now + (e->plan.next_period_s > 0 ? e->plan.next_period_s
 							 : d->params.period_s);

@@ -44,6 +44,7 @@ struct event {
 	int from_cpu, to_cpu;
 	double tickets, total_tickets;
 	const char *reason;
+	double bytes; /* NL_ACT_PAGES: bytes moved (from/to are nodes) */
 };
 
 struct edomain {
@@ -63,9 +64,24 @@ struct edomain {
 	struct nl_engine_summary sum;
 };
 
+/* Page placement of one process (core/pages.c). */
+struct epages {
+	double bytes, wall_s; /* moved, and time spent in the moves */
+	int moves;
+	double loc_before, loc_after; /* pages on its threads' nodes */
+	int loc_known;
+	double tput_before; /* its throughput before the last move */
+	int judge;	    /* the last step moved: judge it now */
+	double hold_until_s;
+	double last_s;
+	int refused; /* its memory is bound by its own policy */
+	int failed;  /* moves that did not pay off */
+};
+
 struct eprocess {
 	int pid;
 	int domain;
+	struct epages pg;
 };
 
 struct nl_engine {
@@ -89,5 +105,11 @@ struct nl_engine {
 #define NL_MAX_ENDED_THREADS 20000
 
 struct edomain *nl_engine_domain(struct nl_engine *e, int id);
+/* Journal an event of domain d (engine.c). */
+struct nl_action;
+int nl_engine_journal(struct edomain *d, const struct nl_action *a, double t_s,
+		      const char *reason, int pid, int other_pid);
+/* Page placement for the processes of d, after its thread moves. */
+int nl_engine_pages_step(struct nl_engine *e, struct edomain *d, double now);
 
 #endif

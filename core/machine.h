@@ -59,6 +59,14 @@ struct nl_machine_ops {
 			 const struct nl_process_info **out, size_t *n);
 	/* Resident pages of pid by node (optional, may be NULL). */
 	int (*node_pages)(struct nl_machine *m, int pid, double *pages);
+	/*
+	 * Move up to max_bytes of pid's pages from node `from` to node `to`
+	 * (optional, may be NULL); *moved gets the bytes moved. -EPERM: its
+	 * memory is bound by its own policy (membind, interleave), which
+	 * numalot respects; -ESRCH: gone; -EINVAL: bad nodes.
+	 */
+	int (*move_pages)(struct nl_machine *m, int pid, int from, int to,
+			  double max_bytes, double *moved);
 	/* Stop managing pid and forget its threads (optional, may be NULL). */
 	int (*forget)(struct nl_machine *m, int pid);
 	void (*destroy)(struct nl_machine *m);

@@ -51,6 +51,11 @@ void nl_policy_params_default(struct nl_policy_params *p)
 		.underperforming = 3,
 	};
 	nl_policy_params_profile(p, NL_PROFILE_NUMALOT);
+	p->pages = 1;
+	p->page_rate = 1e9;
+	p->page_misplaced = 0.3;
+	p->page_hold_s = 60;
+	p->page_bw_oi = 0.5;
 	nl_perf_params_default(&p->perf);
 }
 
@@ -105,6 +110,11 @@ static const struct pdesc params[] = {
 	I("oversub_release", oversub_release, 0, 1),
 	D("harm_check_s", harm_check_s, 0, 86400),
 	I("keep_bindings", keep_bindings, 0, 1),
+	I("pages", pages, 0, 1),
+	D("page_rate", page_rate, 0, 1e12),
+	D("page_misplaced", page_misplaced, 0, 1),
+	D("page_hold_s", page_hold_s, 0, 86400),
+	D("page_bw_oi", page_bw_oi, 0, 1e9),
 	D("tickets.better", tickets.better, 0, 1e6),
 	D("tickets.no_record", tickets.no_record, 0, 1e6),
 	D("tickets.worse", tickets.worse, 0, 1e6),

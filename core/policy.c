@@ -41,8 +41,8 @@ const char *nl_action_name(enum nl_action_kind k)
 {
 	static const char *const names[] = {"pin",	"migrate", "swap",
 					    "rollback", "skip",	   "release",
-					    "stay"};
-	return (unsigned)k <= NL_ACT_STAY ? names[k] : "?";
+					    "stay",	"pages"};
+	return (unsigned)k <= NL_ACT_PAGES ? names[k] : "?";
 }
 
 void nl_plan_init(struct nl_plan *p)

@@ -68,11 +68,18 @@ struct nl_policy_params {
 	double compute_oi; /* above this measured OI a thread is compute-bound:
 			      never moved for its data, a free swap partner */
 	double hold_s;	   /* a moved thread is left alone this long (5 s) */
-	int oversub_release; /* hand threads back to the OS when the domain's
-				CPUs are oversubscribed (1) */
-	double harm_check_s; /* do-no-harm check every this long, 0 off */
-	int keep_bindings;   /* never leave a thread's own binding (0: may go
-				anywhere in its allocation) */
+	int oversub_release;   /* hand threads back to the OS when the domain's
+				  CPUs are oversubscribed (1) */
+	double harm_check_s;   /* do-no-harm check every this long, 0 off */
+	int pages;	       /* page placement (core/pages.c) on */
+	double page_rate;      /* bytes/s of page moves per process, at most */
+	double page_misplaced; /* act when this share of a process's pages
+				  is away from its threads' nodes */
+	double page_hold_s;    /* after a page move that did not pay off */
+	double page_bw_oi;     /* below this OI a process is bandwidth-bound:
+				  its pages spread over its threads' nodes */
+	int keep_bindings;     /* never leave a thread's own binding (0: may go
+				  anywhere in its allocation) */
 	struct nl_tickets tickets;
 	struct nl_perf_params perf;
 };
@@ -137,6 +144,7 @@ enum nl_action_kind {
 	NL_ACT_SKIP,	 /* a candidate that could not be moved */
 	NL_ACT_RELEASE,	 /* hand a thread back to the OS */
 	NL_ACT_STAY,	 /* a candidate the draw left where it is */
+	NL_ACT_PAGES,	 /* pages of a process moved between nodes */
 };
 
 const char *nl_action_name(enum nl_action_kind k);
@@ -147,6 +155,7 @@ struct nl_action {
 	int other_tid; /* swap partner, -1 none */
 	int from_cpu;
 	int to_cpu;
+	double bytes;	/* NL_ACT_PAGES: bytes (from/to_cpu hold nodes) */
 	double tickets; /* tickets of the drawn move, of all candidates */
 	double total_tickets;
 	const char *reason; /* static text */

@@ -217,6 +217,26 @@ static struct json_object *events_json(struct nl_engine *e,
 		json_object_object_add(
 			o, "kind",
 			json_object_new_string(nl_action_name(ev->kind)));
+		if (ev->kind == NL_ACT_PAGES) {
+			/* A process's pages: from/to are nodes. */
+			json_object_object_add(o, "pid",
+					       json_object_new_int(ev->pid));
+			if (ev->from_cpu >= 0)
+				json_object_object_add(
+					o, "from_node",
+					json_object_new_int(ev->from_cpu));
+			if (ev->to_cpu >= 0)
+				json_object_object_add(
+					o, "to_node",
+					json_object_new_int(ev->to_cpu));
+			json_object_object_add(
+				o, "bytes", json_object_new_double(ev->bytes));
+			json_object_object_add(
+				o, "reason",
+				json_object_new_string(ev->reason));
+			json_object_array_add(a, o);
+			continue;
+		}
 		json_object_object_add(o, "tid", json_object_new_int(ev->tid));
 		if (ev->other_tid >= 0)
 			json_object_object_add(

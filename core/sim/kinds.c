@@ -42,6 +42,8 @@ const struct nl_param_desc nl_model_param_descs[] = {
 	 LO_OPEN, "B/s a migrating thread copies (kernel-like linux)"},
 	{"numa_imbalance_share", P(numa_imbalance_share), 0.25, 0, 1, 0,
 	 "of a node's CPUs: NUMA imbalance allowed (kernel-like linux)"},
+	{"page_move_bytes_per_s", P(page_move_bytes_per_s), 2e9, 0, 1e13,
+	 LO_OPEN, "B/s numalot's page moves copy at"},
 	{"tick_s", P(tick_s), 0.01, 1e-4, 1, 0, "s"},
 	{"noise", P(noise), 0.03, 0, 0.5, 0, "relative standard deviation"},
 	{"fixed_point_rounds", P(fixed_point_rounds), 8, 1, 100, INTEGER,

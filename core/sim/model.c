@@ -259,7 +259,12 @@ static void prepare_thread(struct nl_model *m, struct nl_model_thread *t)
 	/* Another busy hardware thread on the core: split it (SMT). */
 	if (m->core_busy[core] > 1)
 		peak *= m->p.smt_share;
-	t->share = 1.0 / m->cpu_load[t->cpu] * (1 - fmin(t->os_overhead, 0.5));
+	/* What the OS (hinting faults, page copies) and numalot's page moves
+	 * take from this tick, at most half of it. */
+	double stall = fmin(t->stall_s / m->p.tick_s, 0.5);
+	t->stall_s -= stall * m->p.tick_s;
+	t->share = 1.0 / m->cpu_load[t->cpu] *
+		   (1 - fmin(t->os_overhead + stall, 0.5));
 	t->t_compute_s = 1.0 / (peak * pf);
 	t->bytes_per_op = k->bytes_per_op * ph->bytes_scale;
 	t->fp_fraction = k->fp_fraction;

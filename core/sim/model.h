@@ -48,6 +48,7 @@ struct nl_model_params {
 	double numa_fault_cost_s;	   /* kernel-like: CPU per hint fault */
 	double page_copy_bytes_per_s;	   /* kernel-like: copy by a thread */
 	double numa_imbalance_share;	   /* kernel-like: imb_numa_nr */
+	double page_move_bytes_per_s;	   /* numalot's page moves: copy rate */
 	double tick_s;			   /* simulation step */
 	double noise;			   /* relative sd of emitted counters */
 	double fixed_point_rounds;	   /* damped rounds per tick (max) */
@@ -201,8 +202,9 @@ struct nl_model_thread {
 	struct nl_sample acc;
 	struct nl_rng noise_rng; /* per thread: noise independent of order */
 	double migrate_want;	 /* scratch of the page migration */
-	double os_overhead;	 /* share of the next tick the OS takes from it
-				    (hinting faults, page copies): kernel-like */
+	double stall_s;	    /* time it still waits on pages numalot moved */
+	double os_overhead; /* share of the next tick the OS takes from it
+			       (hinting faults, page copies): kernel-like */
 };
 
 struct nl_model_proc {
@@ -262,6 +264,7 @@ struct nl_model {
 	/* What the simulated OS did. */
 	int os_moves;		     /* thread moves (a swap counts 2) */
 	double pages_migrated_bytes; /* by NUMA balancing */
+	double pages_moved_bytes;    /* by numalot (nl_model_move_pages) */
 };
 
 /* Every counter the model emits. */
@@ -328,6 +331,9 @@ int nl_model_take_sample(struct nl_model *m, int tid, struct nl_sample *out);
 /* Resident pages of a running process by node ([nnodes]; zeros when
  * pending or done). 0 or -ESRCH. */
 int nl_model_node_pages(const struct nl_model *m, int pid, double *pages);
+/* numalot's page move (pages.c; docs/machine-model.md, "Page moves"). */
+int nl_model_move_pages(struct nl_model *m, int pid, int from, int to,
+			double max_bytes, double *moved);
 
 /*
  * Helpers shared by the files of the model (place.c, os.c, search.c).

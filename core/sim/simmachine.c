@@ -153,6 +153,13 @@ static int sim_node_pages(struct nl_machine *m, int pid, double *pages)
 	return nl_model_node_pages(sim_of(m)->model, pid, pages);
 }
 
+static int sim_move_pages(struct nl_machine *m, int pid, int from, int to,
+			  double max_bytes, double *moved)
+{
+	return nl_model_move_pages(sim_of(m)->model, pid, from, to, max_bytes,
+				   moved);
+}
+
 static void sim_destroy(struct nl_machine *m)
 {
 	struct sim *s = sim_of(m);
@@ -172,6 +179,7 @@ static const struct nl_machine_ops sim_ops = {
 	.now = sim_now,
 	.processes = sim_processes,
 	.node_pages = sim_node_pages,
+	.move_pages = sim_move_pages,
 	.destroy = sim_destroy,
 };
 

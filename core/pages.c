@@ -1,0 +1,218 @@
+/*
+ * numalot: page placement (docs/algorithms.md, "Memory follows threads").
+ * After a domain's thread moves, each of its processes whose pages are
+ * away from its threads has some moved towards them: the target share of
+ * each node is the share of the process's busy threads on it, so a
+ * process on one node gets its pages there, and a process spread over
+ * several nodes gets them spread the same way instead of concentrated on
+ * one. Compute-bound processes and memory bound by the process's own
+ * policy are left alone. Moves are rate-limited; a move after which the
+ * process ran slower is not tried again for page_hold_s.
+ */
+#include "engine_priv.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "util.h"
+
+#define PAGE_BYTES 4096.0
+/* Threads on one node: at least this share of them on the same node. */
+#define SPAN_SHARE 0.8
+/* At most this many seconds of page_rate in one step. */
+#define MAX_BUDGET_S 4.0
+
+struct shape {
+	double threads[NL_MAX_NODES]; /* busy threads by node */
+	double pages[NL_MAX_NODES];   /* its pages by node */
+	double nthreads, npages, tput, oi_sum;
+	int n_oi;
+};
+
+/* The process's threads, throughput and pages; 0, or -1 to skip it. */
+static int shape_of(struct nl_engine *e, const struct edomain *d, int pid,
+		    struct shape *sh)
+{
+	const struct nl_topology *topo = e->m->topo;
+
+	memset(sh, 0, sizeof(*sh));
+	for (size_t i = 0; i < e->nlive; i++) {
+		const struct ethread *t = e->live[i];
+		if (t->pid != pid || !t->has_perf || t->cpu < 0 ||
+		    (t->has_share && t->cpu_share < d->params.idle_share))
+			continue;
+		sh->threads[topo->cpu_node[t->cpu]]++;
+		sh->nthreads++;
+		sh->tput += t->tput;
+		if (t->has_oi) {
+			sh->oi_sum += t->oi;
+			sh->n_oi++;
+		}
+	}
+	if (sh->nthreads == 0 ||
+	    e->m->ops->node_pages(e->m, pid, sh->pages) < 0)
+		return -1;
+	for (int j = 0; j < topo->nnodes; j++)
+		sh->npages += sh->pages[j];
+	return sh->npages > 0 ? 0 : -1;
+}
+
+/* Share of its pages on nodes where its threads run. */
+static double locality(const struct shape *sh, int nnodes)
+{
+	double on = 0;
+	for (int j = 0; j < nnodes; j++)
+		if (sh->threads[j] > 0)
+			on += sh->pages[j];
+	return on / sh->npages;
+}
+
+static int journal_pages(struct edomain *d, int pid, int from, int to,
+			 double bytes, double now, const char *reason)
+{
+	struct nl_action a = {.kind = NL_ACT_PAGES,
+			      .tid = -1,
+			      .other_tid = -1,
+			      .from_cpu = from,
+			      .to_cpu = to,
+			      .bytes = bytes,
+			      .reason = reason};
+	return nl_engine_journal(d, &a, now, NULL, pid, -1);
+}
+
+/* Move from the node with most surplus to the one most short, until the
+ * budget is spent or the shape is within page_misplaced. */
+static int move_some(struct nl_engine *e, struct edomain *d, struct eprocess *p,
+		     struct shape *sh, double budget, double now)
+{
+	int n = e->m->topo->nnodes, rc = 0;
+
+	for (int round = 0; round < n && budget > PAGE_BYTES; round++) {
+		int from = -1, to = -1;
+		double over = 0, under = 0, moved = 0, t0;
+		for (int j = 0; j < n; j++) {
+			double want = sh->threads[j] / sh->nthreads,
+			       have = sh->pages[j] / sh->npages;
+			if (have - want > over) {
+				over = have - want;
+				from = j;
+			}
+			if (want - have > under) {
+				under = want - have;
+				to = j;
+			}
+		}
+		if (from < 0 || to < 0 || over < d->params.page_misplaced / n)
+			break;
+		double bytes = fmin(budget, fmin(over, under) * sh->npages *
+						    PAGE_BYTES);
+		t0 = nl_mono_s();
+		rc = e->m->ops->move_pages(e->m, p->pid, from, to, bytes,
+					   &moved);
+		p->pg.wall_s += nl_mono_s() - t0;
+		if (rc == -EPERM) {
+			p->pg.refused = 1;
+			return journal_pages(d, p->pid, from, to, 0, now,
+					     "its memory is bound by its own "
+					     "policy: left as asked");
+		}
+		if (rc < 0)
+			return rc == -ESRCH ? 0 : rc;
+		if (moved <= 0)
+			break;
+		sh->pages[from] -= moved / PAGE_BYTES;
+		sh->pages[to] += moved / PAGE_BYTES;
+		budget -= moved;
+		p->pg.bytes += moved;
+		p->pg.moves++;
+		p->pg.judge = 1;
+		rc = journal_pages(d, p->pid, from, to, moved, now,
+				   "pages follow the threads");
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int node_cpus(const struct nl_topology *topo, int node)
+{
+	int n = 0;
+	for (int c = 0; c < topo->ncpus; c++)
+		n += topo->cpu_node[c] == node;
+	return n;
+}
+
+static int step_process(struct nl_engine *e, struct edomain *d,
+			struct eprocess *p, double now)
+{
+	const struct nl_policy_params *pp = &d->params;
+	int n = e->m->topo->nnodes;
+	struct shape sh;
+	double misplaced = 0, elapsed;
+
+	if (p->pg.refused || shape_of(e, d, p->pid, &sh) < 0)
+		return 0;
+	if (!p->pg.loc_known) {
+		p->pg.loc_before = locality(&sh, n);
+		p->pg.loc_known = 1;
+	}
+	p->pg.loc_after = locality(&sh, n);
+	elapsed = p->pg.last_s > 0 ? now - p->pg.last_s : pp->period_s;
+	p->pg.last_s = now;
+	if (p->pg.judge) {
+		/* The move did not pay: not again for a while. */
+		p->pg.judge = 0;
+		if (sh.tput < pp->undo_threshold * p->pg.tput_before) {
+			p->pg.failed++;
+			p->pg.hold_until_s = now + pp->page_hold_s;
+			return journal_pages(d, p->pid, -1, -1, 0, now,
+					     "the process ran slower after its "
+					     "pages moved: not repeated soon");
+		}
+	}
+	if (now < p->pg.hold_until_s)
+		return 0;
+	/* Compute-bound: where its pages are hardly matters. */
+	if (pp->compute_oi > 0 && sh.n_oi > 0 &&
+	    sh.oi_sum / sh.n_oi > pp->compute_oi)
+		return 0;
+	/* Threads over several nodes: spreading its pages relieves a
+	 * bandwidth-bound process; a latency-bound one gains more from its
+	 * threads going to the pages (the thread policy) when they fit
+	 * there, so then its pages stay. Unknown intensity (no PMU): treated
+	 * as latency-bound. */
+	double most = 0, most_pages = 0;
+	int data = 0;
+	for (int j = 0; j < n; j++) {
+		most = fmax(most, sh.threads[j]);
+		if (sh.pages[j] > most_pages) {
+			most_pages = sh.pages[j];
+			data = j;
+		}
+	}
+	if (most < SPAN_SHARE * sh.nthreads &&
+	    !(sh.n_oi > 0 && sh.oi_sum / sh.n_oi < pp->page_bw_oi) &&
+	    sh.nthreads <= node_cpus(e->m->topo, data))
+		return 0;
+	for (int j = 0; j < n; j++)
+		misplaced += fmax(0, sh.pages[j] / sh.npages -
+					     sh.threads[j] / sh.nthreads);
+	if (misplaced < pp->page_misplaced)
+		return 0;
+	p->pg.tput_before = sh.tput;
+	return move_some(e, d, p, &sh,
+			 pp->page_rate * fmin(elapsed, MAX_BUDGET_S), now);
+}
+
+int nl_engine_pages_step(struct nl_engine *e, struct edomain *d, double now)
+{
+	int rc = 0;
+
+	if (!e->m->ops->move_pages || !e->m->ops->node_pages)
+		return 0;
+	for (size_t k = 0; k < e->nprocs && rc == 0; k++)
+		if (e->procs[k].domain == d->id)
+			rc = step_process(e, d, &e->procs[k], now);
+	return rc;
+}
