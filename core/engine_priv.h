@@ -75,6 +75,7 @@ struct epages {
 	double hold_until_s;
 	double last_s;
 	int refused; /* its memory is bound by its own policy */
+	int active;  /* moving until its pages are where its threads are */
 	int failed;  /* moves that did not pay off */
 };
 

@@ -20,6 +20,8 @@
 #define PAGE_BYTES 4096.0
 /* Threads on one node: at least this share of them on the same node. */
 #define SPAN_SHARE 0.8
+/* Once moving, a process's pages move until this share is misplaced. */
+#define STOP_MISPLACED 0.05
 /* At most this many seconds of page_rate in one step. */
 #define MAX_BUDGET_S 4.0
 
@@ -58,14 +60,15 @@ static int shape_of(struct nl_engine *e, const struct edomain *d, int pid,
 	return sh->npages > 0 ? 0 : -1;
 }
 
-/* Share of its pages on nodes where its threads run. */
+/* Share of its pages where its threads are, node by node: the sum over
+ * nodes of min(share of its pages, share of its threads). */
 static double locality(const struct shape *sh, int nnodes)
 {
 	double on = 0;
 	for (int j = 0; j < nnodes; j++)
-		if (sh->threads[j] > 0)
-			on += sh->pages[j];
-	return on / sh->npages;
+		on += fmin(sh->pages[j] / sh->npages,
+			   sh->threads[j] / sh->nthreads);
+	return on;
 }
 
 static int journal_pages(struct edomain *d, int pid, int from, int to,
@@ -103,7 +106,7 @@ static int move_some(struct nl_engine *e, struct edomain *d, struct eprocess *p,
 				to = j;
 			}
 		}
-		if (from < 0 || to < 0 || over < d->params.page_misplaced / n)
+		if (from < 0 || to < 0 || over < STOP_MISPLACED / n)
 			break;
 		double bytes = fmin(budget, fmin(over, under) * sh->npages *
 						    PAGE_BYTES);
@@ -198,8 +201,13 @@ static int step_process(struct nl_engine *e, struct edomain *d,
 	for (int j = 0; j < n; j++)
 		misplaced += fmax(0, sh.pages[j] / sh.npages -
 					     sh.threads[j] / sh.nthreads);
-	if (misplaced < pp->page_misplaced)
+	/* Start past page_misplaced; once started, go on until nearly all
+	 * of it is where its threads are. */
+	if (misplaced < (p->pg.active ? STOP_MISPLACED : pp->page_misplaced)) {
+		p->pg.active = 0;
 		return 0;
+	}
+	p->pg.active = 1;
 	p->pg.tput_before = sh.tput;
 	return move_some(e, d, p, &sh,
 			 pp->page_rate * fmin(elapsed, MAX_BUDGET_S), now);

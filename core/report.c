@@ -99,6 +99,39 @@ static int covers(const struct pidset *ps, int pid)
 	return 0;
 }
 
+/* What page placement did for one process (docs/report-format.md). */
+static struct json_object *pages_json(const struct epages *pg,
+				      unsigned measured)
+{
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "moved_bytes",
+			       json_object_new_double(pg->bytes));
+	json_object_object_add(o, "moves", json_object_new_int(pg->moves));
+	json_object_object_add(o, "move_wall_s",
+			       json_object_new_double(pg->wall_s));
+	if (pg->loc_known) {
+		json_object_object_add(o, "locality_before",
+				       json_object_new_double(pg->loc_before));
+		json_object_object_add(o, "locality_after",
+				       json_object_new_double(pg->loc_after));
+	}
+	json_object_object_add(o, "bound_by_its_policy",
+			       json_object_new_boolean(pg->refused));
+	json_object_object_add(o, "moves_not_paid",
+			       json_object_new_int(pg->failed));
+	/* Hot pages from sampled addresses are not used yet, even where
+	 * the machine samples them: say so. */
+	json_object_object_add(
+		o, "guided_by",
+		json_object_new_string(
+			(measured & NL_M_LATENCY)
+				? "page locations only (sampled addresses "
+				  "are measured but not used for pages)"
+				: "page locations only (no sampled "
+				  "addresses on this machine)"));
+	return o;
+}
+
 static struct json_object *processes_json(struct nl_engine *e, int domain,
 					  const struct pidset *ps)
 {
@@ -132,6 +165,13 @@ static struct json_object *processes_json(struct nl_engine *e, int domain,
 			json_object_object_add(
 				o, "runtime_s",
 				json_object_new_double(now - p[i].start_s));
+		for (size_t k = 0; k < e->nprocs; k++)
+			if (e->procs[k].pid == p[i].pid &&
+			    e->m->ops->move_pages)
+				json_object_object_add(
+					o, "pages",
+					pages_json(&e->procs[k].pg,
+						   e->m->measured));
 		json_object_array_add(a, o);
 	}
 	return a;

@@ -41,6 +41,8 @@ for t in "${scripts[@]}"; do
 	failed=$((failed + f))
 	if [ $rc -ne 0 ]; then
 		failures+=("$t")
+		# Every "not ok" line, then the end of what it printed.
+		grep '^not ok - ' <<<"$out"
 		echo "$out" | tail -40
 	else
 		grep -E '^(skip|fuzz_)' <<<"$out"

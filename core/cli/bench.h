@@ -18,6 +18,7 @@ struct nl_bench_run {
 	double makespan_s;
 	double mean_completion_s;
 	double pages_migrated_bytes;
+	double pages_moved_bytes; /* by numalot */
 	int unfinished;
 	int migrations;
 	int os_migrations;

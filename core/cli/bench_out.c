@@ -314,6 +314,8 @@ static struct json_object *run_json(const struct nl_bench *b, int i, int s,
 			       json_object_new_int(r->os_migrations));
 	json_object_object_add(o, "pages_migrated_bytes",
 			       json_object_new_double(r->pages_migrated_bytes));
+	json_object_object_add(o, "pages_moved_bytes",
+			       json_object_new_double(r->pages_moved_bytes));
 	json_object_object_add(o, "unfinished",
 			       json_object_new_int(r->unfinished));
 	return o;

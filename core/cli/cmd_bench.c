@@ -243,6 +243,7 @@ static int copy_run(struct nl_bench_run *d, const struct nl_run_result *r)
 	d->makespan_s = r->makespan_s;
 	d->mean_completion_s = r->mean_completion_s;
 	d->pages_migrated_bytes = r->pages_migrated_bytes;
+	d->pages_moved_bytes = r->pages_moved_bytes;
 	d->unfinished = r->unfinished;
 	d->migrations = r->migrations;
 	d->os_migrations = r->os_migrations;
@@ -281,9 +282,10 @@ static void write_unit(FILE *f, const struct nl_bench *b, int u)
 
 	for (int p = 0; p < b->npol; p++) {
 		const struct nl_bench_run *r = nl_bench_at(b, scen, seed, p);
-		fprintf(f, "R %d %d %a %a %a %d %d %d", u, p, r->makespan_s,
+		fprintf(f, "R %d %d %a %a %a %d %d %d %a", u, p, r->makespan_s,
 			r->mean_completion_s, r->pages_migrated_bytes,
-			r->unfinished, r->migrations, r->os_migrations);
+			r->unfinished, r->migrations, r->os_migrations,
+			r->pages_moved_bytes);
 		for (int i = 0; i < b->sc[scen]->nprocs; i++)
 			fprintf(f, " %a %a", r->start_s[i], r->end_s[i]);
 		fputc('\n', f);
@@ -306,11 +308,11 @@ static int read_line(struct nl_bench *b, char *line)
 	char *save = NULL, *tok = strtok_r(line, " \n", &save);
 	struct nl_bench_run r = {0};
 	int scen, seed, np;
-	double v[8];
+	double v[9];
 
 	if (!tok || strcmp(tok, "R"))
 		return -1;
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 9; i++)
 		if (next_number(&save, &v[i]) < 0)
 			return -1;
 	if (v[0] < 0 || v[0] >= b->nscen * b->nseeds || v[1] < 0 ||
@@ -325,6 +327,7 @@ static int read_line(struct nl_bench *b, char *line)
 	r.unfinished = (int)v[5];
 	r.migrations = (int)v[6];
 	r.os_migrations = (int)v[7];
+	r.pages_moved_bytes = v[8];
 	r.start_s = calloc((size_t)np + 1, sizeof(double));
 	r.end_s = calloc((size_t)np + 1, sizeof(double));
 	for (int i = 0; r.start_s && r.end_s && i < np; i++)

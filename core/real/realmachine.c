@@ -357,6 +357,7 @@ static const struct nl_machine_ops real_ops = {
 	.now = r_now,
 	.processes = r_processes,
 	.node_pages = r_node_pages,
+	.move_pages = nl_real_move_pages,
 	.forget = nl_real_forget,
 	.destroy = r_destroy,
 };

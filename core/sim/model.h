@@ -331,7 +331,7 @@ int nl_model_take_sample(struct nl_model *m, int tid, struct nl_sample *out);
 /* Resident pages of a running process by node ([nnodes]; zeros when
  * pending or done). 0 or -ESRCH. */
 int nl_model_node_pages(const struct nl_model *m, int pid, double *pages);
-/* numalot's page move (pages.c; docs/machine-model.md, "Page moves"). */
+/* numalot's page move (page_moves.c; docs/machine-model.md, "Page moves"). */
 int nl_model_move_pages(struct nl_model *m, int pid, int from, int to,
 			double max_bytes, double *moved);
 

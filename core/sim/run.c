@@ -209,6 +209,7 @@ int nl_run_result_fill(struct nl_machine *m, struct nl_engine *e,
 	r->migrations = e ? engine_moves(e, p, n) : 0;
 	r->os_migrations = md->os_moves;
 	r->pages_migrated_bytes = md->pages_migrated_bytes;
+	r->pages_moved_bytes = md->pages_moved_bytes;
 	return 0;
 }
 

@@ -67,10 +67,11 @@ struct nl_run_result {
 	double makespan_s; /* the last end (stop_s if unfinished) */
 	/* Mean over processes of end - start (stop - start if unfinished). */
 	double mean_completion_s;
-	int unfinished;	   /* processes cut by duration_s */
-	int migrations;	   /* thread moves by numalot (swap: 2) */
-	int os_migrations; /* thread moves by the simulated OS */
-	double pages_migrated_bytes;
+	int unfinished;		     /* processes cut by duration_s */
+	int migrations;		     /* thread moves by numalot (swap: 2) */
+	int os_migrations;	     /* thread moves by the simulated OS */
+	double pages_migrated_bytes; /* by the OS model */
+	double pages_moved_bytes;    /* by numalot */
 	int *final_cpu; /* [nthreads, tid order] the CPU each ended on */
 };
 

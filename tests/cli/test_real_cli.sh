@@ -64,8 +64,10 @@ for b in perf papi; do
 	fi
 done
 
-# 1. run: pins and moves threads, observed from outside.
-"$N" run --policy=lbma --period=0.2 --topology="$TOPO" --report="$T/run.json" \
+# 1. run: pins and moves threads, observed from outside (the paper's
+# profile, which pins at take-over and moves without a reason in the data:
+# the real machine's mechanics, not the default policy).
+"$N" run --policy=lbma --param profile=paper --period=0.2 --topology="$TOPO" --report="$T/run.json" \
 	-- "$W" --threads 4 --seconds 3 --exit-code 3 >"$T/run.out" 2>&1 &
 np=$!
 pids+=($np)
@@ -106,12 +108,13 @@ check "monitor: affinities watched" test -s "$T/aff2"
 check "monitor: no thread's affinity changed" \
 	test "$(awk -v all="$ALL" '$2 != "" && $2 != all' "$T/aff2" | wc -l)" -eq 0
 
-# 3. attach: manages a running process; SIGINT restores affinities.
+# 3. attach: manages a running process; SIGINT restores affinities (the
+# paper's profile pins at take-over).
 "$W" --threads 3 --seconds 8 >/dev/null 2>&1 &
 wp=$!
 pids+=($wp)
 sleep 0.3
-"$N" attach --policy=imar2 --period=0.2 --topology="$TOPO" \
+"$N" attach --policy=imar2 --param profile=paper --period=0.2 --topology="$TOPO" \
 	--report="$T/attach.json" $wp >"$T/attach.out" 2>&1 &
 ap=$!
 pids+=($ap)

@@ -68,19 +68,26 @@ check "(a3) what the shell starts keeps the job's CPUs" \
 # CPUs described as two nodes, each policy keeps proposing the other node:
 # only the allowed-set rule keeps the threads on their job's CPU.
 srun -Q --numalot=imar2 --numalot-period=0.2 -n1 -c1 --numalot-report="$T/b1.json" \
-	"$W" --threads 3 --seconds 3 >b1.out 2>&1 &
+	"$W" --threads 3 --seconds 3.1 >b1.out 2>&1 &
 j1=$!
 srun -Q --numalot=lbma --numalot-period=0.2 -n1 -c1 --numalot-report="$T/b2.json" \
-	"$W" --threads 3 --seconds 3 >b2.out 2>&1 &
+	"$W" --threads 3 --seconds 3.2 >b2.out 2>&1 &
 j2=$!
 bg+=($j1 $j2)
 : >b.aff
 agents=0
+# Watch the two known programs only (found by their own command lines,
+# one pgrep each until seen), reading their threads' status files with
+# the shell's own read: cheap and bounded on a busy machine.
+w1="" w2=""
 while kill -0 $j1 2>/dev/null || kill -0 $j2 2>/dev/null; do
-	for p in /proc/[0-9]*; do
-		[ "$(cat "$p/comm" 2>/dev/null)" = numalot-workloa ] || continue
-		for s in "$p"/task/*/status; do
-			echo "${p#/proc/} $(awk '/Cpus_allowed_list/ {print $2}' "$s" 2>/dev/null)"
+	[ -n "$w1" ] || w1=$(pgrep -f -n -- "^$W --threads 3 --seconds 3\.1" || true)
+	[ -n "$w2" ] || w2=$(pgrep -f -n -- "^$W --threads 3 --seconds 3\.2" || true)
+	for p in $w1 $w2; do
+		for s in /proc/"$p"/task/*/status; do
+			while read -r k v; do
+				[ "$k" = Cpus_allowed_list: ] && echo "$p $v"
+			done <"$s"
 		done
 	done >>b.aff 2>/dev/null
 	n=$(pgrep -fc "numalotd --socket=$SOCK" 2>/dev/null || true)

@@ -1,0 +1,184 @@
+/*
+ * numalot: moving a managed process's pages on the real node with
+ * move_pages(2) (docs/real-node.md, "Page moves"). The process's private
+ * writable mappings are walked in batches: where each page is comes from
+ * move_pages with no target, and the pages on the source node move to the
+ * target node, up to the bytes asked. Mappings whose memory policy the
+ * process set itself (bind, interleave) are left as asked: numa_maps says
+ * which.
+ */
+#include "real_priv.h"
+
+#include <errno.h>
+#include <numa.h>
+#include <numaif.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BATCH 1024
+/* At most this many pages looked at per call (16 GiB of 4 KiB pages). */
+#define MAX_PAGES_LOOKED (4UL << 20)
+
+struct walk {
+	pid_t pid;
+	int from_os, to_os;
+	unsigned long page;
+	double want, moved;
+	unsigned long looked;
+	int bound_seen; /* a mapping with its own policy held some pages */
+};
+
+/* A mapping's memory policy in numa_maps: 1 when set by the process
+ * (bind, interleave), 0 for default, local or preferred. */
+static int own_policy(const char *line)
+{
+	const char *sp = strchr(line, ' ');
+	if (!sp)
+		return 0;
+	sp++;
+	return !strncmp(sp, "bind", 4) || !strncmp(sp, "interleave", 10);
+}
+
+/* Move the pages of [start, end) on the source node, batch by batch. */
+static int walk_range(struct walk *w, unsigned long start, unsigned long end)
+{
+	void *addr[BATCH];
+	int status[BATCH], nodes[BATCH];
+
+	for (unsigned long a = start;
+	     a < end && w->moved < w->want && w->looked < MAX_PAGES_LOOKED;) {
+		int n = 0, k = 0;
+		for (; a < end && n < BATCH; a += w->page)
+			addr[n++] = (void *)a;
+		w->looked += (unsigned long)n;
+		if (move_pages(w->pid, (unsigned long)n, addr, NULL, status,
+			       0) < 0)
+			return errno == ESRCH ? -ESRCH : -errno;
+		for (int i = 0; i < n; i++)
+			if (status[i] == w->from_os &&
+			    w->moved + (double)(k + 1) * w->page <= w->want) {
+				addr[k] = addr[i];
+				nodes[k++] = w->to_os;
+			}
+		if (k == 0)
+			continue;
+		if (move_pages(w->pid, (unsigned long)k, addr, nodes, status,
+			       MPOL_MF_MOVE) < 0)
+			return errno == ESRCH ? -ESRCH : -errno;
+		for (int i = 0; i < k; i++)
+			w->moved += status[i] == w->to_os ? w->page : 0;
+	}
+	return 0;
+}
+
+struct vma {
+	unsigned long start, end;
+};
+
+/* The process's mappings from /proc/PID/maps (their ends). */
+static int read_maps(pid_t pid, struct vma **out, size_t *n)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0, k = 0, room = 0;
+	struct vma *v = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long a, b;
+		if (sscanf(line, "%lx-%lx", &a, &b) != 2)
+			continue;
+		if (k == room) {
+			size_t c = room ? room * 2 : 64;
+			struct vma *x = realloc(v, c * sizeof(*x));
+			if (!x) {
+				free(v);
+				free(line);
+				fclose(f);
+				return -ENOMEM;
+			}
+			v = x;
+			room = c;
+		}
+		v[k++] = (struct vma){a, b};
+	}
+	free(line);
+	fclose(f);
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+static unsigned long vma_end(const struct vma *v, size_t n, unsigned long start)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].start == start)
+			return v[i].end;
+	return start;
+}
+
+/* Whether a numa_maps line shows pages on node `os`. */
+static int has_pages_on(const char *line, int os)
+{
+	char key[16];
+	snprintf(key, sizeof(key), " N%d=", os);
+	return strstr(line, key) != NULL;
+}
+
+int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
+		       double max_bytes, double *moved)
+{
+	struct real *r = R(m);
+	const struct nl_topology *t = m->topo;
+	struct walk w = {.pid = pid, .want = max_bytes};
+	char path[64], *line = NULL;
+	size_t cap = 0, nv = 0;
+	struct vma *v = NULL;
+	FILE *f;
+	int rc = 0;
+
+	*moved = 0;
+	if (!proc_of(r, pid))
+		return -ESRCH;
+	if (from < 0 || from >= t->nnodes || to < 0 || to >= t->nnodes ||
+	    !(max_bytes >= 0))
+		return -EINVAL;
+	if (from == to || numa_available() < 0 || numa_max_node() < 1)
+		return 0;
+	w.from_os = t->node_os[from];
+	w.to_os = t->node_os[to];
+	w.page = (unsigned long)sysconf(_SC_PAGESIZE);
+	rc = read_maps(pid, &v, &nv);
+	if (rc < 0)
+		return rc;
+	snprintf(path, sizeof(path), "/proc/%d/numa_maps", pid);
+	f = fopen(path, "re");
+	if (!f) {
+		free(v);
+		return errno == ENOENT ? -ESRCH : -errno;
+	}
+	while (rc == 0 && w.moved < w.want && getline(&line, &cap, f) > 0) {
+		unsigned long start;
+		/* Private anonymous memory only: the data the threads made. */
+		if (sscanf(line, "%lx", &start) != 1 ||
+		    !strstr(line, "anon=") || !has_pages_on(line, w.from_os))
+			continue;
+		if (own_policy(line)) {
+			w.bound_seen = 1;
+			continue;
+		}
+		rc = walk_range(&w, start, vma_end(v, nv, start));
+	}
+	free(v);
+	free(line);
+	fclose(f);
+	*moved = w.moved;
+	if (rc == 0 && w.moved == 0 && w.bound_seen)
+		return -EPERM;
+	return rc;
+}
