@@ -76,7 +76,8 @@ struct epages {
 	double last_s;
 	int refused; /* its memory is bound by its own policy */
 	int active;  /* moving until its pages are where its threads are */
-	int failed;  /* moves that did not pay off */
+	double max_threads; /* most busy threads seen at once */
+	int failed;	    /* moves that did not pay off */
 };
 
 struct eprocess {

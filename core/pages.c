@@ -176,6 +176,11 @@ static int step_process(struct nl_engine *e, struct edomain *d,
 	}
 	if (now < p->pg.hold_until_s)
 		return 0;
+	/* Winding down (its threads ending): where the last few run says
+	 * nothing about where its pages should be. */
+	p->pg.max_threads = fmax(p->pg.max_threads, sh.nthreads);
+	if (sh.nthreads < 0.8 * p->pg.max_threads)
+		return 0;
 	/* Compute-bound: where its pages are hardly matters. */
 	if (pp->compute_oi > 0 && sh.n_oi > 0 &&
 	    sh.oi_sum / sh.n_oi > pp->compute_oi)

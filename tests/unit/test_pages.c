@@ -1,0 +1,173 @@
+/*
+ * Unit tests: page moves on the simulated node (the machine's move_pages)
+ * and page placement in the engine (core/pages.c, docs/algorithms.md).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <string.h>
+
+#include "engine.h"
+#include "jsontext.h"
+#include "machine.h"
+#include "model.h"
+#include "scenario.h"
+
+#define MACHINE                                                                \
+	"'machine': {'topology': 'numa:2 core:4 pu:1', 'distances': "          \
+	"[[10, 20], [20, 10]], 'noise': 0}"
+
+static struct nl_scenario *parse(const char *text)
+{
+	struct nl_scenario *sc;
+	char err[512] = "";
+	if (nl_scenario_parse(json(text), "t.json", NULL, &sc, err,
+			      sizeof(err)) < 0)
+		fail_msg("scenario: %s", err);
+	return sc;
+}
+
+static double pages_on(struct nl_machine *m, int pid, int node)
+{
+	double p[NL_MAX_NODES] = {0};
+	assert_int_equal(m->ops->node_pages(m, pid, p), 0);
+	return p[node];
+}
+
+/* The operation itself: bytes moved, where the pages are after, what it
+ * refuses, and the threads waiting for the copy. */
+static void model_moves_pages(void **state)
+{
+	struct nl_scenario *sc = parse(
+		"{" MACHINE ", 'processes': [{'kind': 'stream', 'threads': 2, "
+		"'placement': 'node:0', 'mem_bytes': 64e6}, {'kind': 'stream', "
+		"'threads': 2, 'membind': 0, 'mem_bytes': 64e6}]}");
+	struct nl_machine *m;
+	char err[256];
+	double moved, before0, before1;
+
+	(void)state;
+	assert_int_equal(nl_sim_create(sc, 1, &m, err, sizeof(err)), 0);
+	m->ops->wait(m, 0.01);
+	before0 = pages_on(m, 1000, 0);
+	before1 = pages_on(m, 1000, 1);
+	assert_true(before0 > 0 && before1 == 0);
+	assert_int_equal(m->ops->move_pages(m, 1000, 0, 1, 32e6, &moved), 0);
+	assert_true(moved > 31.9e6 && moved <= 32e6);
+	assert_true(pages_on(m, 1000, 1) * 4096 > 31.9e6);
+	assert_true(pages_on(m, 1000, 0) < before0);
+	/* Its threads wait for the copy. */
+	struct nl_model *md = nl_sim_model(m);
+	assert_true(nl_model_thread(md, 1000)->stall_s > 0);
+	/* At most what is there. */
+	assert_int_equal(m->ops->move_pages(m, 1000, 0, 1, 1e12, &moved), 0);
+	assert_true(pages_on(m, 1000, 0) < 1e-6);
+	/* Bound by its own policy, bad nodes, unknown process. */
+	assert_int_equal(m->ops->move_pages(m, 2000, 0, 1, 1e6, &moved),
+			 -EPERM);
+	assert_true(moved == 0);
+	assert_int_equal(m->ops->move_pages(m, 1000, 0, 2, 1e6, &moved),
+			 -EINVAL);
+	assert_int_equal(m->ops->move_pages(m, 7000, 0, 1, 1e6, &moved),
+			 -ESRCH);
+	nl_machine_destroy(m);
+	nl_scenario_free(sc);
+}
+
+struct run {
+	double makespan;
+	double moved; /* bytes, from the report */
+	double loc_before, loc_after;
+	int page_events;
+};
+
+static void run(const char *path, int pages, struct run *out)
+{
+	struct nl_scenario *sc;
+	struct nl_machine *m;
+	struct nl_engine *e;
+	struct nl_policy_params p;
+	const struct nl_process_info *pi;
+	size_t n;
+	char err[512];
+
+	memset(out, 0, sizeof(*out));
+	if (nl_scenario_load(path, &sc, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(nl_sim_create(sc, 1, &m, err, sizeof(err)), 0);
+	nl_policy_params_default(&p);
+	p.pages = pages;
+	assert_int_equal(nl_engine_create(m, &e), 0);
+	assert_int_equal(
+		nl_engine_add_domain(e, 0, "j", NL_POLICY_IMAR2, &p, 1), 0);
+	assert_int_equal(m->ops->processes(m, &pi, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(nl_engine_add_process(e, pi[i].pid, 0), 0);
+	assert_int_equal(nl_engine_run(e), 0);
+	assert_int_equal(m->ops->processes(m, &pi, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (pi[i].end_s > out->makespan)
+			out->makespan = pi[i].end_s;
+	struct json_object *r = nl_engine_report(e, 0), *x, *pg, *v;
+	assert_true(json_object_object_get_ex(r, "processes", &x));
+	for (size_t i = 0; i < json_object_array_length(x); i++) {
+		assert_true(json_object_object_get_ex(
+			json_object_array_get_idx(x, i), "pages", &pg));
+		json_object_object_get_ex(pg, "moved_bytes", &v);
+		out->moved += json_object_get_double(v);
+		json_object_object_get_ex(pg, "locality_before", &v);
+		out->loc_before += json_object_get_double(v) / 2;
+		json_object_object_get_ex(pg, "locality_after", &v);
+		out->loc_after += json_object_get_double(v) / 2;
+	}
+	assert_true(json_object_object_get_ex(r, "events", &x));
+	for (size_t i = 0; i < json_object_array_length(x); i++) {
+		json_object_object_get_ex(json_object_array_get_idx(x, i),
+					  "kind", &v);
+		out->page_events +=
+			strcmp(json_object_get_string(v), "pages") == 0;
+	}
+	json_object_put(r);
+	nl_engine_free(e);
+	nl_machine_destroy(m);
+	nl_scenario_free(sc);
+}
+
+/* Two bandwidth-bound processes, each with all its data on one node and
+ * threads on all four: their pages spread, and they run faster. */
+static void engine_spreads_concentrated_pages(void **state)
+{
+	struct run on, off;
+	(void)state;
+	run("etc/scenarios/set/n4-mg16-mg16-master.json", 1, &on);
+	run("etc/scenarios/set/n4-mg16-mg16-master.json", 0, &off);
+	assert_true(off.moved == 0 && off.page_events == 0);
+	assert_true(on.moved > 1e9);
+	assert_true(on.page_events > 0);
+	assert_true(on.loc_before < 0.3 && on.loc_after > 0.9);
+	assert_true(on.makespan < 0.9 * off.makespan);
+}
+
+/* First-touch data already where the threads are: nothing moves. */
+static void engine_leaves_local_pages(void **state)
+{
+	struct run on;
+	(void)state;
+	run("etc/scenarios/set/n4-ft32.json", 1, &on);
+	assert_true(on.moved == 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(model_moves_pages),
+		cmocka_unit_test(engine_spreads_concentrated_pages),
+		cmocka_unit_test(engine_leaves_local_pages),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
