@@ -27,6 +27,7 @@ void nl_policy_params_profile(struct nl_policy_params *p, enum nl_profile k)
 	p->hold_s = paper ? 0 : 5;
 	p->oversub_release = !paper;
 	p->harm_check_s = paper ? 0 : 20;
+	p->pages = !paper; /* the paper moved threads only */
 }
 
 void nl_policy_params_default(struct nl_policy_params *p)
@@ -50,12 +51,11 @@ void nl_policy_params_default(struct nl_policy_params *p)
 		.preferred = 4,
 		.underperforming = 3,
 	};
-	nl_policy_params_profile(p, NL_PROFILE_NUMALOT);
-	p->pages = 1;
 	p->page_rate = 1e9;
 	p->page_misplaced = 0.3;
 	p->page_hold_s = 60;
 	p->page_bw_oi = 0.5;
+	nl_policy_params_profile(p, NL_PROFILE_NUMALOT);
 	nl_perf_params_default(&p->perf);
 }
 

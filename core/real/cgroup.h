@@ -1,0 +1,18 @@
+/* numalot: a process's allocation from its cgroup's cpuset (cgroup.c). */
+#ifndef NUMALOT_REAL_CGROUP_H
+#define NUMALOT_REAL_CGROUP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <hwloc.h>
+
+/*
+ * The CPUs (OS numbers) of pid's cpuset cgroup, v1 or v2, or of its
+ * nearest ancestor that sets them; where says which ("cgroup v1 cpuset
+ * /slurm/uid_0/job_3/step_0"). 0, -ENOENT when no cpuset is readable,
+ * -ESRCH when pid is gone.
+ */
+int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where,
+		     size_t wherelen);
+
+#endif
