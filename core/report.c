@@ -165,6 +165,16 @@ static struct json_object *processes_json(struct nl_engine *e, int domain,
 			json_object_object_add(
 				o, "runtime_s",
 				json_object_new_double(now - p[i].start_s));
+		struct edomain *d = nl_engine_domain(e, domain);
+		json_object_object_add(
+			o, "placement_limit",
+			json_object_new_string(
+				d && d->params.keep_bindings
+					? "its threads' own CPU bindings "
+					  "(keep_bindings=1)"
+				: p[i].limit[0] ? p[i].limit
+						: "its threads' CPUs when "
+						  "taken over"));
 		for (size_t k = 0; k < e->nprocs; k++)
 			if (e->procs[k].pid == p[i].pid &&
 			    e->m->ops->move_pages)

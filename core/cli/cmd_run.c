@@ -123,6 +123,9 @@ static int parse(int argc, char **argv, struct run_args *a)
 			}
 		} else if (!strcmp(argv[i], "--children")) {
 			a->children = 1;
+		} else if (!strcmp(argv[i], "--keep-bindings")) {
+			/* Never move a thread outside its own binding. */
+			a->params.keep_bindings = 1;
 		} else if (missing) {
 			nl_cli_error(a->cmd, "%s wants a value", argv[i]);
 			return -1;
@@ -131,7 +134,7 @@ static int parse(int argc, char **argv, struct run_args *a)
 				     "unknown option \"%s\" (valid: --policy, "
 				     "--period, --counters, --report, "
 				     "--topology, --param, --seed, "
-				     "--children)",
+				     "--children, --keep-bindings)",
 				     argv[i]);
 			return -1;
 		} else {

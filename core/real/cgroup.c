@@ -66,8 +66,7 @@ static int cpus_of(const char *const *roots, const char *path,
 	return -1;
 }
 
-int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where,
-		     size_t wherelen)
+int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where, size_t wherelen)
 {
 	static const char *const v1_files[] = {"cpuset.effective_cpus",
 					       "cpuset.cpus", NULL};

@@ -12,6 +12,8 @@
 
 #include "procfs.h"
 #include "real_priv.h"
+
+#include "cgroup.h"
 #include "util.h"
 
 /*
@@ -76,7 +78,12 @@ static int exe_id(pid_t pid, dev_t *dev, ino_t *ino)
 	return 0;
 }
 
-/* Take the process over now: its CPUs as they are are its limit. */
+/*
+ * Take the process over now. Its limit is its allocation, the cpuset of
+ * its cgroup; its CPUs as they are (a binding inside it) are where its
+ * threads start. Without a readable cpuset, or a binding outside it, the
+ * binding is the limit.
+ */
 static int take_over(struct real *r, struct rproc *p)
 {
 	if (p->o.check_uid && nl_proc_owned_by(p->info.pid, p->o.uid) != 0)
@@ -84,6 +91,13 @@ static int take_over(struct real *r, struct rproc *p)
 	if (hwloc_get_proc_cpubind(r->live, p->info.pid, p->orig_os,
 				   HWLOC_CPUBIND_PROCESS) < 0)
 		return -ESRCH;
+	if (nl_cgroup_cpuset(p->info.pid, p->alloc_os, p->info.limit,
+			     sizeof(p->info.limit)) < 0 ||
+	    !hwloc_bitmap_isincluded(p->orig_os, p->alloc_os)) {
+		hwloc_bitmap_copy(p->alloc_os, p->orig_os);
+		snprintf(p->info.limit, sizeof(p->info.limit),
+			 "its own CPU binding (no cgroup cpuset holds it)");
+	}
 	p->pending = 0;
 	return 0;
 }
@@ -169,6 +183,7 @@ int nl_real_forget(struct nl_machine *m, int pid)
 	r->nth = j;
 	hwloc_bitmap_free(p->orig_os);
 	hwloc_bitmap_free(p->pinned_os);
+	hwloc_bitmap_free(p->alloc_os);
 	*p = r->procs[--r->nprocs];
 	return 0;
 }
@@ -205,7 +220,8 @@ int nl_real_add_process(struct nl_machine *m, pid_t pid,
 	p->start = st.starttime;
 	p->orig_os = hwloc_bitmap_alloc();
 	p->pinned_os = hwloc_bitmap_alloc();
-	rc = !p->orig_os || !p->pinned_os ? -ENOMEM : 0;
+	p->alloc_os = hwloc_bitmap_alloc();
+	rc = !p->orig_os || !p->pinned_os || !p->alloc_os ? -ENOMEM : 0;
 	if (rc == 0 && o->wait_exec) {
 		p->pending = 1;
 		rc = exe_id(pid, &p->exe_dev, &p->exe_ino);
@@ -215,6 +231,7 @@ int nl_real_add_process(struct nl_machine *m, pid_t pid,
 	if (rc < 0) {
 		hwloc_bitmap_free(p->orig_os);
 		hwloc_bitmap_free(p->pinned_os);
+		hwloc_bitmap_free(p->alloc_os);
 		return rc == -EPERM ? nl_errf(err, errlen, rc,
 					      "process %d does not belong to "
 					      "uid %u",

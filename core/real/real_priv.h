@@ -13,8 +13,9 @@ struct rthread {
 	int cpu; /* dense, -1 unknown */
 	struct nl_tcounters *ctr;
 	int ctr_err;
-	hwloc_bitmap_t orig_os; /* affinity to give back (OS numbers) */
-	hwloc_bitmap_t allowed; /* dense CPUs: the limit */
+	hwloc_bitmap_t orig_os;	 /* affinity to give back (OS numbers) */
+	hwloc_bitmap_t allowed;	 /* dense CPUs: the limit (its allocation) */
+	hwloc_bitmap_t affinity; /* dense CPUs: its own binding */
 	int placed;
 	int mark;
 };
@@ -27,6 +28,7 @@ struct rproc {
 	dev_t exe_dev;		  /* what it ran when registered */
 	ino_t exe_ino;
 	hwloc_bitmap_t orig_os;	  /* the process's CPUs when taken over */
+	hwloc_bitmap_t alloc_os;  /* its allocation: its cgroup's cpuset */
 	hwloc_bitmap_t pinned_os; /* CPUs numalot bound its threads to */
 	double pages_t;
 	double pages[NL_MAX_NODES];

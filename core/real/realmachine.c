@@ -54,6 +54,7 @@ void nl_real_thread_drop(struct rthread *t)
 	nl_counters_close(t->ctr);
 	hwloc_bitmap_free(t->orig_os);
 	hwloc_bitmap_free(t->allowed);
+	hwloc_bitmap_free(t->affinity);
 }
 
 /* A thread seen for the first time: its limit, counters, affinity. */
@@ -66,7 +67,8 @@ static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
 	t->start = st->starttime;
 	t->orig_os = hwloc_bitmap_alloc();
 	t->allowed = hwloc_bitmap_alloc();
-	if (!t->orig_os || !t->allowed)
+	t->affinity = hwloc_bitmap_alloc();
+	if (!t->orig_os || !t->allowed || !t->affinity)
 		return -ENOMEM;
 	if (hwloc_get_proc_cpubind(r->live, tid, t->orig_os,
 				   HWLOC_CPUBIND_THREAD) < 0)
@@ -76,7 +78,10 @@ static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
 	if (hwloc_bitmap_weight(t->orig_os) == 1 &&
 	    hwloc_bitmap_isincluded(t->orig_os, p->pinned_os))
 		hwloc_bitmap_copy(t->orig_os, p->orig_os);
-	to_dense(r->m.topo, t->orig_os, t->allowed);
+	to_dense(r->m.topo, t->orig_os, t->affinity);
+	/* Its limit is the allocation; its own binding, where it starts. */
+	to_dense(r->m.topo, p->alloc_os, t->allowed);
+	hwloc_bitmap_or(t->allowed, t->allowed, t->affinity);
 	t->ctr_err = nl_counters_open(r->o.backend, t->pid, tid, &t->ctr);
 	if (t->ctr) /* latency samples by the decision topology's nodes */
 		nl_counters_set_node_map(t->ctr, r->m.topo->node_os,
@@ -180,6 +185,7 @@ static int r_threads(struct nl_machine *m, const struct nl_thread_info **out,
 			.start_time = r->th[i].start,
 			.cpu = r->th[i].cpu,
 			.allowed = r->th[i].allowed,
+			.affinity = r->th[i].affinity,
 		};
 	*out = r->out;
 	*n = r->nth;
@@ -338,6 +344,7 @@ static void r_destroy(struct nl_machine *m)
 	for (size_t i = 0; i < r->nprocs; i++) {
 		hwloc_bitmap_free(r->procs[i].orig_os);
 		hwloc_bitmap_free(r->procs[i].pinned_os);
+		hwloc_bitmap_free(r->procs[i].alloc_os);
 	}
 	free(r->th);
 	free(r->procs);

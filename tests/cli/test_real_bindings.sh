@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Where numalot may put a thread on a real node (docs/algorithms.md): a
+# task's own binding (taskset, numactl, --cpu-bind) is only where it
+# starts; the limit is its allocation, the cpuset of its cgroup; with
+# --keep-bindings the binding is the limit. Watched from outside through
+# /proc/PID/task/*/status. On this one-node machine the two CPUs are
+# described as two nodes; the workload's pages are on node 0 (CPU 0).
+set -u
+N=${NUMALOT:-build/numalot}
+W=${WORKLOAD:-build/numalot-workload}
+T=$(mktemp -d)
+CG=/sys/fs/cgroup/cpuset/numalot-test.$$
+trap 'rmdir "$CG" 2>/dev/null; rm -rf "$T"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+if [ "$(nproc)" -lt 2 ]; then
+	echo "skip: bindings: needs 2 CPUs (have $(nproc))"
+	exit 0
+fi
+TOPO="numa:2 core:1 pu:1"
+
+# Every CPU list the threads of the program started by `numalot run` ever
+# had: the known pid's status files, read by the shell, every 50 ms.
+watched_run() {
+	local out=$1 rep=$2 pid=""
+	shift 2
+	"$N" run --policy=lbma --period=0.2 --topology="$TOPO" \
+		--report="$rep" "$@" >"$T/run.out" 2>&1 &
+	local np=$!
+	for _ in $(seq 100); do
+		pid=$(cat /proc/$np/task/$np/children 2>/dev/null)
+		pid=${pid%% *}
+		[ -n "$pid" ] && break
+		sleep 0.02
+	done
+	: >"$out"
+	while kill -0 $np 2>/dev/null; do
+		for s in /proc/"$pid"/task/*/status; do
+			while read -r k v; do
+				[ "$k" = Cpus_allowed_list: ] && echo "$v"
+			done <"$s"
+		done >>"$out" 2>/dev/null
+		sleep 0.05
+	done
+	wait $np
+}
+prog=("$W" --threads 1 --seconds 2.5 --mode memory --mem-mb 32)
+
+# 1. Bound to CPU 1 (node 1), its data on node 0: numalot takes it to
+#    CPU 0, outside the binding, inside the allocation.
+watched_run "$T/free" "$T/free.json" -- taskset -c 1 "${prog[@]}"
+check "binding: run succeeded" test $? -eq 0
+check "binding: a thread was moved outside its binding to CPU 0 (seen in /proc)" \
+	grep -qx 0 "$T/free"
+check "binding: the report names the allocation as the limit" \
+	grep -q '"placement_limit": "cgroup' "$T/free.json"
+
+# 2. --keep-bindings: never outside CPU 1.
+watched_run "$T/keep" "$T/keep.json" --keep-bindings -- taskset -c 1 "${prog[@]}"
+check "--keep-bindings: run succeeded" test $? -eq 0
+check "--keep-bindings: affinities watched" test -s "$T/keep"
+check "--keep-bindings: no thread ever left CPU 1 (seen in /proc)" \
+	test "$(grep -cvx 1 "$T/keep")" -eq 0
+check "--keep-bindings: the report says so" \
+	grep -q "keep_bindings=1" "$T/keep.json"
+
+# 3. A cgroup whose cpuset is CPU 1 only: never outside it, binding or not.
+if mkdir "$CG" 2>/dev/null && echo 1 >"$CG/cpuset.cpus" &&
+	cat /sys/fs/cgroup/cpuset/cpuset.mems >"$CG/cpuset.mems"; then
+	# numalot and its command both in the cgroup before the take-over,
+	# as Slurm's task/cgroup places a task before it runs.
+	echo $$ >"$CG/tasks"
+	watched_run "$T/cg" "$T/cg.json" -- "${prog[@]}"
+	echo $$ >/sys/fs/cgroup/cpuset/tasks
+	check "cgroup: run succeeded" test $? -eq 0
+	check "cgroup: affinities watched" test -s "$T/cg"
+	check "cgroup: no thread ever left its cgroup's CPU 1 (seen in /proc)" \
+		test "$(grep -cvx 1 "$T/cg")" -eq 0
+	check "cgroup: the report names the cgroup" \
+		grep -q "numalot-test.$$" "$T/cg.json"
+else
+	echo "skip: bindings: cannot make a cpuset cgroup here (cgroup v1 cpuset at /sys/fs/cgroup/cpuset, as root)"
+fi
