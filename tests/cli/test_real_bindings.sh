@@ -35,11 +35,7 @@ watched_run() {
 	done
 	: >"$out"
 	while kill -0 $np 2>/dev/null; do
-		for s in /proc/"$pid"/task/*/status; do
-			while read -r k v; do
-				[ "$k" = Cpus_allowed_list: ] && echo "$v"
-			done <"$s"
-		done >>"$out" 2>/dev/null
+		thread_cpus "$pid" | while read -r _ v; do echo "$v"; done >>"$out"
 		sleep 0.05
 	done
 	wait $np

@@ -18,18 +18,10 @@ ALL=$(grep Cpus_allowed_list /proc/self/status | awk '{print $2}')
 # the policies have somewhere to move threads to on a one-node machine.
 TOPO="numa:2 core:1 pu:1"
 
-# Record "tid affinity" of every thread of $1 every 50 ms until it ends
-# (the shell's own read: no process started per thread, cheap when busy).
+# Record "tid affinity" of every thread of $1 every 50 ms until it ends.
 watch_affinity() {
-	local pid=$1 out=$2 k v
-	while [ -d "/proc/$pid/task" ]; do
-		for s in /proc/"$pid"/task/*/status; do
-			local tid=${s#/proc/$pid/task/}
-			tid=${tid%/status}
-			while read -r k v; do
-				[ "$k" = Cpus_allowed_list: ] && echo "$tid $v"
-			done <"$s"
-		done >>"$out" 2>/dev/null
+	while [ -d "/proc/$1/task" ]; do
+		thread_cpus "$1" >>"$2"
 		sleep 0.05
 	done
 }

@@ -84,12 +84,8 @@ while kill -0 $j1 2>/dev/null || kill -0 $j2 2>/dev/null; do
 	[ -n "$w1" ] || w1=$(pgrep -f -n -- "^$W --threads 3 --seconds 3\.1" || true)
 	[ -n "$w2" ] || w2=$(pgrep -f -n -- "^$W --threads 3 --seconds 3\.2" || true)
 	for p in $w1 $w2; do
-		for s in /proc/"$p"/task/*/status; do
-			while read -r k v; do
-				[ "$k" = Cpus_allowed_list: ] && echo "$p $v"
-			done <"$s"
-		done
-	done >>b.aff 2>/dev/null
+		thread_cpus "$p" | while read -r _ v; do echo "$p $v"; done
+	done >>b.aff
 	n=$(pgrep -fc "numalotd --socket=$SOCK" 2>/dev/null || true)
 	[ "${n:-0}" -gt "$agents" ] && agents=$n
 	sleep 0.1
