@@ -1,5 +1,5 @@
 /*
- * numalot: the engine's loop (ARCHITECTURE.md): threads, sample, model,
+ * numalot: the engine's loop (docs/architecture.md): threads, sample, model,
  * policy, place, journal. It talks to the world only through the machine.
  */
 #include "engine_priv.h"

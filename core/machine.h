@@ -1,7 +1,7 @@
 /*
  * numalot: the machine interface, the seam between the engine and the world
- * (ARCHITECTURE.md). Implementations: the simulated node (sim/), a recording
- * dry run (dryrun.c), and the real node.
+ * (docs/architecture.md). Implementations: the simulated node (sim/), a
+ * recording dry run (dryrun.c), and the real node.
  */
 #ifndef NUMALOT_MACHINE_H
 #define NUMALOT_MACHINE_H

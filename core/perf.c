@@ -33,7 +33,7 @@ int nl_perf_compute(const struct nl_sample *s, const struct nl_perf_params *p,
 	if (m & NL_M_TASK_CLOCK)
 		out->cpu_share = s->task_clock_s / s->wall_s;
 
-	/* ops: instructions plus width-weighted FP ops (ALGORITHMS.md). */
+	/* ops: instructions plus width-weighted FP ops (docs/algorithms.md). */
 	if (m & NL_M_INSTRUCTIONS) {
 		ops = s->instructions + ((m & NL_M_FP_OPS) ? s->fp_ops : 0);
 		out->ops_per_s = ops / s->wall_s;

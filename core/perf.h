@@ -1,4 +1,5 @@
-/* numalot: the 3DyRM performance model and per-node records (ALGORITHMS.md). */
+/* numalot: the 3DyRM performance model and per-node records
+ * (docs/algorithms.md). */
 #ifndef NUMALOT_PERF_H
 #define NUMALOT_PERF_H
 

@@ -1,4 +1,5 @@
-/* numalot: the migration policies IMAR2, LBMA, monitor, static (ALGORITHMS.md).
+/* numalot: the migration policies IMAR2, LBMA, monitor, static
+ * (docs/algorithms.md).
  */
 #ifndef NUMALOT_POLICY_H
 #define NUMALOT_POLICY_H
@@ -204,7 +205,8 @@ struct nl_policy_state {
 void nl_policy_state_init(struct nl_policy_state *s);
 void nl_policy_state_free(struct nl_policy_state *s);
 
-/* Tickets thread t earns for going from its CPU to CPU to (ALGORITHMS.md). */
+/* Tickets thread t earns for going from its CPU to CPU to (docs/algorithms.md).
+ */
 double nl_tickets_for(const struct nl_view *v, const struct nl_policy_params *p,
 		      const struct nl_view_thread *t, int from_cpu, int to_cpu,
 		      int to_free);

@@ -15,7 +15,7 @@
 #include "scenario.h"
 
 #define CMD "bench"
-/* "More than 2% worse" (MACHINE-MODEL.md, "What a comparison reports"). */
+/* "More than 2% worse" (docs/evaluation.md). */
 #define WORSE_BEYOND -0.02
 
 static double metric(const struct nl_bench_run *r, enum nl_bench_metric m)

@@ -108,7 +108,7 @@ const struct nl_kind *nl_kind_at(size_t i);
 /* "compute, stream, latency, mixed" (for error messages). */
 const char *nl_kind_names(void);
 
-/* Initial data placement of a process (MACHINE-MODEL.md). */
+/* Initial data placement of a process (docs/machine-model.md). */
 enum nl_placement {
 	NL_PLACE_FIRST_TOUCH, /* private on the thread's start node, shared
 				 on thread 0's node */
