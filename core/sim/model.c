@@ -1,6 +1,6 @@
 /*
- * numalot: the simulated NUMA node's physics (docs/machine-model.md,
- * docs/machine-model.md): thread start placement, data placement, one tick of
+ * numalot: the simulated NUMA node's physics (docs/machine-model.md):
+ * thread start placement, data placement, one tick of
  * compute and memory with contention, counters.
  */
 #include "model.h"
