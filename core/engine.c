@@ -139,6 +139,7 @@ static struct ethread *thread_new(struct nl_engine *e,
 	t->start_time = ti->start_time;
 	t->cpu = ti->cpu;
 	t->alive = 1;
+	t->first_seen_s = e->m->ops->now(e->m);
 	t->preferred_node = -1;
 	t->acc.cpu = -1;
 	nl_record_clear(&t->record);
@@ -198,6 +199,7 @@ static int refresh_threads(struct nl_engine *e)
 	const struct nl_thread_info *ti;
 	size_t n, j = 0, nl = 0;
 	struct ethread **live;
+	double now = e->m->ops->now(e->m);
 	int rc = e->m->ops->threads(e->m, &ti, &n);
 
 	if (rc < 0)
@@ -230,6 +232,7 @@ static int refresh_threads(struct nl_engine *e)
 		}
 		t->cpu = ti[i].cpu;
 		t->alive = 1;
+		t->last_seen_s = now;
 		live[nl++] = t;
 	}
 	while (j < e->nlive)
@@ -258,6 +261,32 @@ static void sample_threads(struct nl_engine *e)
 			t->time_on_node[topo->cpu_node[cpu]] +=
 				(s.measured & NL_M_TASK_CLOCK) ? s.task_clock_s
 							       : s.wall_s;
+	}
+}
+
+/* Each process's pages by node, for the report's locality (a machine that
+ * reads them from /proc keeps its own pace: see realmachine.c). */
+static void read_pages(struct nl_engine *e, double now)
+{
+	int n = e->m->topo->nnodes;
+
+	for (size_t i = 0; e->m->ops->node_pages && i < e->nprocs; i++) {
+		struct eprocess *p = &e->procs[i];
+		double pages[NL_MAX_NODES] = {0}, sum = 0;
+		if (e->m->ops->node_pages(e->m, p->pid, pages) < 0)
+			continue;
+		for (int k = 0; k < n; k++)
+			sum += pages[k];
+		if (!(sum > 0))
+			continue;
+		if (!p->pages_read) {
+			memcpy(p->pages_first, pages,
+			       sizeof(double) * (size_t)n);
+			p->pages_first_s = now;
+		}
+		memcpy(p->pages_last, pages, sizeof(double) * (size_t)n);
+		p->pages_last_s = now;
+		p->pages_read = 1;
 	}
 }
 
@@ -569,6 +598,7 @@ double nl_engine_step_due(struct nl_engine *e)
 	if (rc < 0)
 		return rc;
 	sample_threads(e);
+	read_pages(e, now);
 	for (size_t i = 0; i < e->ndomains; i++) {
 		struct edomain *d = &e->domains[i];
 		if (d->next_due_s <= now + DUE_SLACK_S) {
