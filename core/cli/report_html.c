@@ -400,12 +400,14 @@ int nl_report_picture_options(int *argc, char **argv, const char **html,
 		int missing = 0;
 		if ((v = nl_cli_option("html", *argc, argv, &i, &missing)))
 			*html = v;
-		else if ((v = nl_cli_option("svg", *argc, argv, &i, &missing)))
+		else if (!missing &&
+			 (v = nl_cli_option("svg", *argc, argv, &i, &missing)))
 			*svg = v;
-		else if (missing) {
+		if (missing) {
 			nl_cli_error(CMD, "%s wants a value", argv[i]);
 			return -1;
-		} else
+		}
+		if (!v)
 			argv[j++] = argv[i];
 	}
 	*argc = j;

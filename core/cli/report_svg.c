@@ -195,11 +195,38 @@ static void proc_legend(FILE *f, const struct rv_set *set)
 		}
 }
 
+/* Nothing to draw: say so in a small picture, not an empty frame. */
+static void roofline_empty(FILE *f)
+{
+	fprintf(f,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"roofline\" "
+		"width=\"%d\" height=\"86\" viewBox=\"0 0 %d 86\" "
+		"font-size=\"13\" " FONT ">\n<rect width=\"%d\" height=\"86\" "
+		"fill=\"#fff\" stroke=\"#ccc\"/>\n",
+		RW, RW, RW);
+	fputs("<text x=\"16\" y=\"24\" font-size=\"15\" font-weight=\"bold\">"
+	      "Per-thread roofline</text>\n<text x=\"16\" y=\"50\" "
+	      "fill=\"#a31515\">Not drawn: no thread has both ops/s and "
+	      "operational intensity measured (unmeasured terms are not "
+	      "drawn as zeros).</text>\n<text x=\"16\" y=\"70\" "
+	      "fill=\"#555\">The notes below say which 3DyRM terms this "
+	      "run measured.</text>\n</svg>\n",
+	      f);
+}
+
 void rv_svg_roofline(FILE *f, const struct rv_set *set)
 {
 	struct logaxis x, y;
 	int drawn = 0;
 
+	for (int i = 0; i < set->n; i++)
+		for (int k = 0; k < set->reports[i].nthreads; k++)
+			drawn += drawable(&set->reports[i].threads[k]);
+	if (!drawn) {
+		roofline_empty(f);
+		return;
+	}
+	drawn = 0;
 	axes(set, &x, &y);
 	fprintf(f,
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"roofline\" "
@@ -223,13 +250,6 @@ void rv_svg_roofline(FILE *f, const struct rv_set *set)
 				      &set->reports[i].threads[k], &x, &y);
 				drawn++;
 			}
-	if (!drawn)
-		fprintf(f,
-			"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
-			"font-size=\"14\" fill=\"#a33\">No thread has both "
-			"ops/s and OI measured: nothing to draw (not drawn as "
-			"zeros)</text>\n",
-			(RL + RR) / 2, (RT + RB) / 2);
 	proc_legend(f, set);
 	fputs("</svg>\n", f);
 }

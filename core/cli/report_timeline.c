@@ -121,39 +121,57 @@ static void row_title(FILE *f, const struct rv_report *r,
 	fprintf(f, "</title>");
 }
 
+/* The thread's row: its hover text over the plot, its tid if room. */
 static void row(FILE *f, const struct rv_report *r, int i, int rh)
 {
 	const struct rv_thread *t = &r->threads[i];
-	double y = TOP + (double)i * rh, h = rh >= 5 ? rh - 1 : rh;
-	char buf[32];
+	double y = TOP + (double)i * rh;
 
 	fprintf(f, "<g class=\"row\" data-tid=\"%d\" data-pid=\"%d\">", t->tid,
 		t->pid);
 	row_title(f, r, t);
-	/* One path per node the thread was on. */
-	for (int k = -1; k < r->nnodes; k++) {
-		int any = 0;
-		for (int s = 0; s < t->nseg; s++) {
-			const struct rv_segment *g = &t->seg[s];
-			double x0 = xpos(r, g->t0_s), w = xpos(r, g->t1_s) - x0;
-			if (g->node != k)
-				continue;
-			if (!any)
-				fprintf(f, "<path fill=\"%s\" d=\"",
-					rv_node_color(k, buf, sizeof(buf)));
-			any = 1;
-			fprintf(f, "M%.1f %.1fh%.2fv%.0fh%.2fz", x0, y,
-				fmax(w, 0.5), h, -fmax(w, 0.5));
-		}
-		if (any)
-			fputs("\"/>", f);
-	}
-	fputs("</g>\n", f);
+	fprintf(f,
+		"<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\" "
+		"fill=\"transparent\"/></g>\n",
+		LEFT, y, SHARE_X + SHARE_W - LEFT, rh);
 	if (rh >= 8)
 		fprintf(f,
 			"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" "
 			"font-size=\"%d\">%d</text>\n",
 			LEFT - 6, y + rh - 3, rh >= 14 ? 11 : 8, t->tid);
+}
+
+/* Where every thread was: one path per node for all rows (a page of a
+ * thousand threads stays quick). */
+static void segments(FILE *f, const struct rv_report *r, int rh)
+{
+	double h = rh >= 5 ? rh - 1 : rh;
+	char buf[32];
+
+	for (int k = -1; k < r->nnodes; k++) {
+		int any = 0;
+		for (int i = 0; i < r->nthreads; i++) {
+			const struct rv_thread *t = &r->threads[i];
+			for (int s = 0; s < t->nseg; s++) {
+				const struct rv_segment *g = &t->seg[s];
+				double x0 = xpos(r, g->t0_s);
+				double w = fmax(xpos(r, g->t1_s) - x0, 0.5);
+				if (g->node != k)
+					continue;
+				if (!any)
+					fprintf(f,
+						"<path class=\"seg\" "
+						"fill=\"%s\" d=\"",
+						rv_node_color(k, buf,
+							      sizeof(buf)));
+				any = 1;
+				fprintf(f, "M%.1f %.1fh%.2fv%.0fh%.2fz", x0,
+					TOP + (double)i * rh, w, h, -w);
+			}
+		}
+		if (any)
+			fputs("\"/>\n", f);
+	}
 }
 
 /* Each thread's CPU time per node, a stacked bar at the right of its row:
@@ -239,14 +257,14 @@ static void mark_title(FILE *f, const struct rv_event *e)
 	fputs("</title>", f);
 }
 
-static void marks(FILE *f, const struct rv_report *r, int rh, int titles)
-{
-	static const char *const color[] = {"#111", "#7b2fbe", "#d01010",
-					    "#777", "#777"};
-	static const char *const cls[] = {"migrate", "swap", "rollback", "skip",
-					  "other"};
+static const char *const mark_color[] = {"#111", "#7b2fbe", "#d01010", "#777",
+					 "#777"};
+static const char *const mark_class[] = {"migrate", "swap", "rollback", "skip",
+					 "other"};
 
-	fputs("<g class=\"marks\">\n", f);
+/* A mark per event, each its own element with its hover text. */
+static void marks_each(FILE *f, const struct rv_report *r, int rh)
+{
 	for (int i = 0; i < r->nevents; i++) {
 		const struct rv_event *e = &r->events[i];
 		double x = xpos(r, e->t_s), y = TOP + (double)e->row * rh;
@@ -262,10 +280,10 @@ static void marks(FILE *f, const struct rv_report *r, int rh, int titles)
 			fprintf(f,
 				"<path class=\"ev %s\" d=\"M%.1f %.1fv%d\" "
 				"stroke=\"%s\" stroke-width=\"%s\">",
-				cls[e->kind], x, y - 1, rh + 1, color[e->kind],
+				mark_class[e->kind], x, y - 1, rh + 1,
+				mark_color[e->kind],
 				e->kind == RV_ROLLBACK ? "2.5" : "1.5");
-		if (titles)
-			mark_title(f, e);
+		mark_title(f, e);
 		fputs(e->kind == RV_SKIP ? "</circle>\n" : "</path>\n", f);
 		if (e->other_row >= 0)
 			fprintf(f,
@@ -275,6 +293,57 @@ static void marks(FILE *f, const struct rv_report *r, int rh, int titles)
 				"1\"/>\n",
 				x, TOP + (double)e->other_row * rh - 1, rh + 1);
 	}
+}
+
+/* Many events: one path per kind, one subpath (M...) per event, no hover
+ * text (RV_TITLES_MAX). partner: the swaps' partners' marks. */
+static void marks_merged(FILE *f, const struct rv_report *r, int rh,
+			 enum rv_kind kind, int partner)
+{
+	int n = 0;
+
+	for (int i = 0; i < r->nevents; i++) {
+		const struct rv_event *e = &r->events[i];
+		int row = partner ? e->other_row : e->row;
+		if (e->kind == kind && row >= 0 && e->row >= 0)
+			n++;
+	}
+	if (!n)
+		return;
+	fprintf(f,
+		"<path class=\"%s %s\" data-marks=\"%d\" stroke=\"%s\" "
+		"stroke-width=\"%s\"%s d=\"",
+		partner ? "ev-partner-all" : "ev-all", mark_class[kind], n,
+		mark_color[kind], kind == RV_ROLLBACK ? "2.5" : "1.5",
+		partner ? " stroke-dasharray=\"2 1\"" : "");
+	for (int i = 0; i < r->nevents; i++) {
+		const struct rv_event *e = &r->events[i];
+		int row = partner ? e->other_row : e->row;
+		double y = TOP + (double)row * rh;
+		if (e->kind != kind || row < 0 || e->row < 0)
+			continue;
+		/* A skipped move: a short tick in the middle of the row. */
+		if (kind == RV_SKIP)
+			fprintf(f, "M%.1f %.1fv%.1f", xpos(r, e->t_s),
+				y + rh / 4.0, rh / 2.0);
+		else
+			fprintf(f, "M%.1f %.1fv%d", xpos(r, e->t_s), y - 1,
+				rh + 1);
+	}
+	fputs("\"/>\n", f);
+}
+
+static void marks(FILE *f, const struct rv_report *r, int rh, int titles)
+{
+	fputs("<g class=\"marks\">\n", f);
+	if (titles)
+		marks_each(f, r, rh);
+	else
+		for (int k = RV_MIGRATE; k <= RV_OTHER; k++) {
+			marks_merged(f, r, rh, (enum rv_kind)k, 0);
+			if (k == RV_SWAP)
+				marks_merged(f, r, rh, RV_SWAP, 1);
+		}
 	fputs("</g>\n", f);
 }
 
@@ -311,9 +380,10 @@ void rv_svg_timeline(FILE *f, const struct rv_report *r, int titles)
 	legend(f, r);
 	axis(f, r, y1);
 	groups(f, r, rh);
+	segments(f, r, rh);
+	shares(f, r, rh);
 	for (int i = 0; i < r->nthreads; i++)
 		row(f, r, i, rh);
-	shares(f, r, rh);
 	marks(f, r, rh, titles);
 	fputs("</svg>\n", f);
 }
