@@ -6,8 +6,11 @@
  * the chart in a scrolling box). Each row is coloured by the NUMA node the
  * thread was on; a mark per event of events[] sits on the thread's row at
  * its time (swaps also mark the partner's row, in a class of their own so
- * that marks and events count alike). On the right, the share of the
- * thread's CPU time on each node (threads[].time_per_node_s).
+ * that marks and events count alike); past RV_TITLES_MAX events the marks
+ * of a kind are one path, a subpath per event, without hover text. On the
+ * right, the share of the thread's CPU time on each node
+ * (threads[].time_per_node_s). The coloured stretches are one path per
+ * node for all rows, which keeps a page of a thousand threads quick.
  */
 #include <math.h>
 #include <string.h>
