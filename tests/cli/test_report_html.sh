@@ -37,7 +37,7 @@ check "...and each process's pages at the first and last reading" test \
 	"$(json "$T/sim.json" "len(r['processes'][0]['pages_per_node_last'])")" = 2
 "$N" report --html="$T/sim.html" --svg="$T/sim" "$T/sim.json" >"$T/out"
 check "report --html writes the page" test -s "$T/sim.html"
-check "...and still prints the summary" grep -q "81 migrations" "$T/out"
+check "...and still prints the summary" grep -q "periods: [0-9]* migrations" "$T/out"
 check "report --svg writes timeline, roofline and locality" \
 	test -s "$T/sim-timeline.svg" -a -s "$T/sim-roofline.svg" -a -s "$T/sim-locality.svg"
 check "the SVG files are well-formed, a row per thread" python3 -c '
