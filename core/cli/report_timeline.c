@@ -57,7 +57,9 @@ static void legend(FILE *f, const struct rv_report *r)
 	} marks[] = {{"migration", "#111", RV_MIGRATE},
 		     {"swap", "#7b2fbe", RV_SWAP},
 		     {"rollback", "#d01010", RV_ROLLBACK},
-		     {"skipped move", "#777", RV_SKIP}};
+		     {"skipped move", "#777", RV_SKIP},
+		     {"stay", "#aaa", RV_STAY},
+		     {"back to the OS", "#0a8a7a", RV_RELEASE}};
 
 	for (int k = 0; k < r->nnodes && k < LEGEND_NODES; k++, x += 68)
 		fprintf(f,
@@ -71,9 +73,10 @@ static void legend(FILE *f, const struct rv_report *r)
 			x, r->nnodes);
 	fprintf(f,
 		"<rect x=\"16\" y=\"50\" width=\"14\" height=\"12\" "
-		"fill=\"%s\"/><text x=\"34\" y=\"60\">node unknown</text>\n",
+		"fill=\"%s\"/><text x=\"34\" y=\"60\">unknown, or the OS's"
+		"</text>\n",
 		rv_node_color(-1, buf, sizeof(buf)));
-	x = 150;
+	x = 170;
 	for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++) {
 		fprintf(f,
 			"<path d=\"M%.0f 49 v14\" stroke=\"%s\" "
@@ -81,7 +84,7 @@ static void legend(FILE *f, const struct rv_report *r)
 			"(%d)</text>\n",
 			x, marks[k].color, x + 6, marks[k].label,
 			r->counts[marks[k].kind]);
-		x += 150;
+		x += k == 5 ? 170 : 128;
 	}
 	if (r->counts[RV_OTHER])
 		fprintf(f, "<text x=\"%.0f\" y=\"60\">other (%d)</text>\n", x,
@@ -273,12 +276,14 @@ static void marks_each(FILE *f, const struct rv_report *r, int rh)
 		double x = xpos(r, e->t_s), y = TOP + (double)e->row * rh;
 		if (e->row < 0)
 			continue;
-		if (e->kind == RV_SKIP)
+		int ring = e->kind == RV_SKIP || e->kind == RV_STAY;
+		if (ring)
 			fprintf(f,
-				"<circle class=\"ev skip\" cx=\"%.1f\" "
+				"<circle class=\"ev %s\" cx=\"%.1f\" "
 				"cy=\"%.1f\" r=\"%.1f\" fill=\"none\" "
-				"stroke=\"#777\">",
-				x, y + rh / 2.0, fmin(rh / 2.0, 4));
+				"stroke=\"%s\">",
+				mark_class[e->kind], x, y + rh / 2.0,
+				fmin(rh / 2.0, 4), mark_color[e->kind]);
 		else
 			fprintf(f,
 				"<path class=\"ev %s\" d=\"M%.1f %.1fv%d\" "
@@ -287,7 +292,7 @@ static void marks_each(FILE *f, const struct rv_report *r, int rh)
 				mark_color[e->kind],
 				e->kind == RV_ROLLBACK ? "2.5" : "1.5");
 		mark_title(f, e);
-		fputs(e->kind == RV_SKIP ? "</circle>\n" : "</path>\n", f);
+		fputs(ring ? "</circle>\n" : "</path>\n", f);
 		if (e->other_row >= 0)
 			fprintf(f,
 				"<path class=\"ev-partner swap\" "
@@ -325,8 +330,8 @@ static void marks_merged(FILE *f, const struct rv_report *r, int rh,
 		double y = TOP + (double)row * rh;
 		if (e->kind != kind || row < 0 || e->row < 0)
 			continue;
-		/* A skipped move: a short tick in the middle of the row. */
-		if (kind == RV_SKIP)
+		/* No move: a short tick in the middle of the row. */
+		if (kind == RV_SKIP || kind == RV_STAY)
 			fprintf(f, "M%.1f %.1fv%.1f", xpos(r, e->t_s),
 				y + rh / 4.0, rh / 2.0);
 		else

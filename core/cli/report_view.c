@@ -106,10 +106,9 @@ static int node_values(struct json_object *o, const char *path, int nnodes,
 static const struct {
 	const char *name;
 	enum rv_kind kind;
-} kinds[] = {{"migrate", RV_MIGRATE},
-	     {"swap", RV_SWAP},
-	     {"rollback", RV_ROLLBACK},
-	     {"skip", RV_SKIP}};
+} kinds[] = {{"migrate", RV_MIGRATE},	{"swap", RV_SWAP},
+	     {"rollback", RV_ROLLBACK}, {"skip", RV_SKIP},
+	     {"stay", RV_STAY},		{"release", RV_RELEASE}};
 
 static enum rv_kind kind_of(const char *s)
 {
@@ -390,9 +389,11 @@ static int placements(struct rv_report *r)
 			return -1;
 	for (int i = 0; i < r->nevents; i++) {
 		const struct rv_event *e = &r->events[i];
-		if (e->kind == RV_SKIP || e->kind == RV_OTHER || e->row < 0)
+		if (e->kind == RV_SKIP || e->kind == RV_STAY ||
+		    e->kind == RV_OTHER || e->row < 0)
 			continue;
-		if (add_segment(&r->threads[e->row], e->t_s, e->to_node) < 0)
+		if (add_segment(&r->threads[e->row], e->t_s,
+				e->kind == RV_RELEASE ? -1 : e->to_node) < 0)
 			return -1;
 		if (e->other_row >= 0 && add_segment(&r->threads[e->other_row],
 						     e->t_s, e->from_node) < 0)

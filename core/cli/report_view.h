@@ -16,7 +16,17 @@ struct json_object;
 
 #define RV_MAX_NODES 64
 
-enum rv_kind { RV_MIGRATE, RV_SWAP, RV_ROLLBACK, RV_SKIP, RV_OTHER };
+/* Event kinds; a release hands the thread back to the OS (its node is
+ * then unknown to the report), a stay is a draw that left it in place. */
+enum rv_kind {
+	RV_MIGRATE,
+	RV_SWAP,
+	RV_ROLLBACK,
+	RV_SKIP,
+	RV_STAY,
+	RV_RELEASE,
+	RV_OTHER
+};
 
 struct rv_event {
 	double t_s;
