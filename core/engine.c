@@ -264,29 +264,45 @@ static void sample_threads(struct nl_engine *e)
 	}
 }
 
-/* Each process's pages by node, for the report's locality (a machine that
- * reads them from /proc keeps its own pace: see realmachine.c). */
-static void read_pages(struct nl_engine *e, double now)
+/*
+ * Keep a reading of pid's pages for the report's locality: its first and
+ * its last. The engine reads pages only when it needs them anyway (the
+ * policy's data node, page_shares), so that the report never changes what
+ * a machine that caches its /proc readings (realmachine.c) tells the
+ * policy; on a machine that measures node access the policy rarely asks,
+ * and read_pages reads them after each step of a domain.
+ */
+static void note_pages(struct nl_engine *e, int pid, const double *pages)
 {
 	int n = e->m->topo->nnodes;
+	double sum = 0, now = e->m->ops->now(e->m);
+	struct eprocess *p = NULL;
 
-	for (size_t i = 0; e->m->ops->node_pages && i < e->nprocs; i++) {
-		struct eprocess *p = &e->procs[i];
-		double pages[NL_MAX_NODES] = {0}, sum = 0;
-		if (e->m->ops->node_pages(e->m, p->pid, pages) < 0)
-			continue;
-		for (int k = 0; k < n; k++)
-			sum += pages[k];
-		if (!(sum > 0))
-			continue;
-		if (!p->pages_read) {
-			memcpy(p->pages_first, pages,
-			       sizeof(double) * (size_t)n);
-			p->pages_first_s = now;
-		}
-		memcpy(p->pages_last, pages, sizeof(double) * (size_t)n);
-		p->pages_last_s = now;
-		p->pages_read = 1;
+	for (size_t i = 0; i < e->nprocs && !p; i++)
+		if (e->procs[i].pid == pid)
+			p = &e->procs[i];
+	for (int k = 0; k < n; k++)
+		sum += pages[k];
+	if (!p || !(sum > 0))
+		return;
+	if (!p->pages_read) {
+		memcpy(p->pages_first, pages, sizeof(double) * (size_t)n);
+		p->pages_first_s = now;
+	}
+	memcpy(p->pages_last, pages, sizeof(double) * (size_t)n);
+	p->pages_last_s = now;
+	p->pages_read = 1;
+}
+
+static void read_pages(struct nl_engine *e, const struct edomain *d)
+{
+	if (!e->m->ops->node_pages || !(e->m->measured & NL_M_NODE_ACCESS))
+		return;
+	for (size_t i = 0; i < e->nprocs; i++) {
+		double pages[NL_MAX_NODES] = {0};
+		if (e->procs[i].domain == d->id &&
+		    e->m->ops->node_pages(e->m, e->procs[i].pid, pages) == 0)
+			note_pages(e, e->procs[i].pid, pages);
 	}
 }
 
@@ -297,6 +313,7 @@ static int page_shares(struct nl_engine *e, int pid, double *share)
 	int node = -1;
 	if (!e->m->ops->node_pages || e->m->ops->node_pages(e->m, pid, pages))
 		return -1;
+	note_pages(e, pid, pages);
 	for (int i = 0; i < e->m->topo->nnodes; i++) {
 		total += pages[i];
 		if (pages[i] > best) {
@@ -598,13 +615,13 @@ double nl_engine_step_due(struct nl_engine *e)
 	if (rc < 0)
 		return rc;
 	sample_threads(e);
-	read_pages(e, now);
 	for (size_t i = 0; i < e->ndomains; i++) {
 		struct edomain *d = &e->domains[i];
 		if (d->next_due_s <= now + DUE_SLACK_S) {
 			rc = step_domain(e, d, now);
 			if (rc < 0)
 				return rc;
+			read_pages(e, d);
 		}
 	}
 	return nl_engine_next_due(e);
