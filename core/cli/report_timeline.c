@@ -263,10 +263,15 @@ static void mark_title(FILE *f, const struct rv_event *e)
 	fputs("</title>", f);
 }
 
-static const char *const mark_color[] = {"#111", "#7b2fbe", "#d01010", "#777",
-					 "#777"};
-static const char *const mark_class[] = {"migrate", "swap", "rollback", "skip",
-					 "other"};
+static const char *const mark_color[RV_OTHER + 1] = {
+	[RV_MIGRATE] = "#111", [RV_SWAP] = "#7b2fbe", [RV_ROLLBACK] = "#d01010",
+	[RV_SKIP] = "#777",    [RV_STAY] = "#aaa",    [RV_RELEASE] = "#0a8a7a",
+	[RV_OTHER] = "#777"};
+static const char *const mark_class[RV_OTHER + 1] = {
+	[RV_MIGRATE] = "migrate",   [RV_SWAP] = "swap",
+	[RV_ROLLBACK] = "rollback", [RV_SKIP] = "skip",
+	[RV_STAY] = "stay",	    [RV_RELEASE] = "release",
+	[RV_OTHER] = "other"};
 
 /* A mark per event, each its own element with its hover text. */
 static void marks_each(FILE *f, const struct rv_report *r, int rh)
