@@ -183,11 +183,9 @@ static void timelines(FILE *f, const struct rv_set *set)
 	      "400 (1,024 threads: about 3,100 px, in a box that scrolls). "
 	      "Colour: the NUMA node the thread was on, rebuilt from the "
 	      "report's events; a tick per event on the thread's row "
-	      "(dashed: the partner of a swap). Hover a row or a mark for "
-	      "details. Page moves are not marked: numalot moves threads, "
-	      "not pages, and the report lists no page moves (the locality "
-	      "section shows each process's pages at numalot's first and "
-	      "last reading).</p>\n",
+	      "(dashed: the partner of a swap); a page move of a process "
+	      "(events of kind pages) is a dashed green line across its "
+	      "rows. Hover a row or a mark for details.</p>\n",
 	      f);
 	for (int i = 0; i < set->n; i++) {
 		const struct rv_report *r = &set->reports[i];

@@ -59,7 +59,8 @@ static void legend(FILE *f, const struct rv_report *r)
 		     {"rollback", "#d01010", RV_ROLLBACK},
 		     {"skipped move", "#777", RV_SKIP},
 		     {"stay", "#aaa", RV_STAY},
-		     {"back to the OS", "#0a8a7a", RV_RELEASE}};
+		     {"back to the OS", "#0a8a7a", RV_RELEASE},
+		     {"page move", "#1a8f3a", RV_PAGES}};
 
 	for (int k = 0; k < r->nnodes && k < LEGEND_NODES; k++, x += 68)
 		fprintf(f,
@@ -76,7 +77,7 @@ static void legend(FILE *f, const struct rv_report *r)
 		"fill=\"%s\"/><text x=\"34\" y=\"60\">unknown, or the OS's"
 		"</text>\n",
 		rv_node_color(-1, buf, sizeof(buf)));
-	x = 170;
+	x = 178;
 	for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++) {
 		fprintf(f,
 			"<path d=\"M%.0f 49 v14\" stroke=\"%s\" "
@@ -84,7 +85,7 @@ static void legend(FILE *f, const struct rv_report *r)
 			"(%d)</text>\n",
 			x, marks[k].color, x + 6, marks[k].label,
 			r->counts[marks[k].kind]);
-		x += k == 5 ? 170 : 128;
+		x += k == 5 ? 136 : 118;
 	}
 	if (r->counts[RV_OTHER])
 		fprintf(f, "<text x=\"%.0f\" y=\"60\">other (%d)</text>\n", x,
@@ -264,14 +265,29 @@ static void mark_title(FILE *f, const struct rv_event *e)
 }
 
 static const char *const mark_color[RV_OTHER + 1] = {
-	[RV_MIGRATE] = "#111", [RV_SWAP] = "#7b2fbe", [RV_ROLLBACK] = "#d01010",
-	[RV_SKIP] = "#777",    [RV_STAY] = "#aaa",    [RV_RELEASE] = "#0a8a7a",
-	[RV_OTHER] = "#777"};
+	[RV_MIGRATE] = "#111",	   [RV_SWAP] = "#7b2fbe",
+	[RV_ROLLBACK] = "#d01010", [RV_SKIP] = "#777",
+	[RV_STAY] = "#aaa",	   [RV_RELEASE] = "#0a8a7a",
+	[RV_PAGES] = "#1a8f3a",	   [RV_OTHER] = "#777"};
 static const char *const mark_class[RV_OTHER + 1] = {
 	[RV_MIGRATE] = "migrate",   [RV_SWAP] = "swap",
 	[RV_ROLLBACK] = "rollback", [RV_SKIP] = "skip",
 	[RV_STAY] = "stay",	    [RV_RELEASE] = "release",
-	[RV_OTHER] = "other"};
+	[RV_PAGES] = "pages",	    [RV_OTHER] = "other"};
+
+static void page_title(FILE *f, const struct rv_event *e)
+{
+	fprintf(f, "<title>%.3g s: pages of process %d", e->t_s, e->pid);
+	if (e->from_node >= 0 && e->to_node >= 0)
+		fprintf(f, ", node %d to node %d", e->from_node, e->to_node);
+	if (!isnan(e->bytes))
+		fprintf(f, ", %.3g MiB", e->bytes / (1 << 20));
+	if (e->reason) {
+		fputs(": ", f);
+		rv_esc(f, e->reason);
+	}
+	fputs("</title>", f);
+}
 
 /* A mark per event, each its own element with its hover text. */
 static void marks_each(FILE *f, const struct rv_report *r, int rh)
@@ -282,6 +298,16 @@ static void marks_each(FILE *f, const struct rv_report *r, int rh)
 		if (e->row < 0)
 			continue;
 		int ring = e->kind == RV_SKIP || e->kind == RV_STAY;
+		if (e->kind == RV_PAGES) {
+			fprintf(f,
+				"<path class=\"ev pages\" d=\"M%.1f %.1fv%d\" "
+				"stroke=\"#1a8f3a\" stroke-width=\"2.5\" "
+				"stroke-dasharray=\"5 2\">",
+				x, y - 1, e->rows * rh + 1);
+			page_title(f, e);
+			fputs("</path>\n", f);
+			continue;
+		}
 		if (ring)
 			fprintf(f,
 				"<circle class=\"ev %s\" cx=\"%.1f\" "
@@ -336,7 +362,10 @@ static void marks_merged(FILE *f, const struct rv_report *r, int rh,
 		if (e->kind != kind || row < 0 || e->row < 0)
 			continue;
 		/* No move: a short tick in the middle of the row. */
-		if (kind == RV_SKIP || kind == RV_STAY)
+		if (kind == RV_PAGES)
+			fprintf(f, "M%.1f %.1fv%d", xpos(r, e->t_s), y - 1,
+				e->rows * rh + 1);
+		else if (kind == RV_SKIP || kind == RV_STAY)
 			fprintf(f, "M%.1f %.1fv%.1f", xpos(r, e->t_s),
 				y + rh / 4.0, rh / 2.0);
 		else

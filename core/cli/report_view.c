@@ -108,7 +108,8 @@ static const struct {
 	enum rv_kind kind;
 } kinds[] = {{"migrate", RV_MIGRATE},	{"swap", RV_SWAP},
 	     {"rollback", RV_ROLLBACK}, {"skip", RV_SKIP},
-	     {"stay", RV_STAY},		{"release", RV_RELEASE}};
+	     {"stay", RV_STAY},		{"release", RV_RELEASE},
+	     {"pages", RV_PAGES}};
 
 static enum rv_kind kind_of(const char *s)
 {
@@ -249,6 +250,19 @@ static int node_in(const struct rv_report *r, double v)
 	return v >= 0 && v < r->nnodes && v == floor(v) ? (int)v : -1;
 }
 
+/* A page move's mark spans its process's rows (threads are by pid). */
+static void process_rows(const struct rv_report *r, struct rv_event *e)
+{
+	e->row = -1;
+	e->rows = 0;
+	for (int i = 0; i < r->nthreads; i++)
+		if (r->threads[i].pid == e->pid && e->pid >= 0) {
+			if (e->row < 0)
+				e->row = i;
+			e->rows++;
+		}
+}
+
 static void read_events(struct rv_report *r)
 {
 	struct json_object *a = array_at(r->r, "events");
@@ -285,6 +299,10 @@ static void read_events(struct rv_report *r)
 		e->other_row = e->other_tid >= 0 && e->kind == RV_SWAP
 				       ? row_of(r, by_tid, e->other_tid, e->t_s)
 				       : -1;
+		e->pid = int_in(o, "pid", 0, 1 << 30, -1);
+		e->bytes = rv_num(o, "bytes");
+		if (e->kind == RV_PAGES)
+			process_rows(r, e);
 		if (isnan(e->t_s) || e->row < 0) {
 			r->events_unplaced++;
 			e->row = -1;
@@ -390,7 +408,7 @@ static int placements(struct rv_report *r)
 	for (int i = 0; i < r->nevents; i++) {
 		const struct rv_event *e = &r->events[i];
 		if (e->kind == RV_SKIP || e->kind == RV_STAY ||
-		    e->kind == RV_OTHER || e->row < 0)
+		    e->kind == RV_PAGES || e->kind == RV_OTHER || e->row < 0)
 			continue;
 		if (add_segment(&r->threads[e->row], e->t_s,
 				e->kind == RV_RELEASE ? -1 : e->to_node) < 0)

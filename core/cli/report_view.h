@@ -25,6 +25,7 @@ enum rv_kind {
 	RV_SKIP,
 	RV_STAY,
 	RV_RELEASE,
+	RV_PAGES, /* a process's pages moved between nodes (pid, no tid) */
 	RV_OTHER
 };
 
@@ -38,6 +39,8 @@ struct rv_event {
 	double tickets, total_tickets; /* < 0: absent */
 	const char *reason;
 	int row, other_row; /* thread rows, -1: not in the report */
+	int pid, rows;	    /* RV_PAGES: the process, its rows from row */
+	double bytes;	    /* RV_PAGES: how much moved (NAN unknown) */
 };
 
 /* A stretch of a thread's life on one node (-1: unknown node). */
