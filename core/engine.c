@@ -139,6 +139,7 @@ static struct ethread *thread_new(struct nl_engine *e,
 	t->start_time = ti->start_time;
 	t->cpu = ti->cpu;
 	t->alive = 1;
+	t->first_seen_s = e->m->ops->now(e->m);
 	t->preferred_node = -1;
 	t->acc.cpu = -1;
 	nl_record_clear(&t->record);
@@ -198,6 +199,7 @@ static int refresh_threads(struct nl_engine *e)
 	const struct nl_thread_info *ti;
 	size_t n, j = 0, nl = 0;
 	struct ethread **live;
+	double now = e->m->ops->now(e->m);
 	int rc = e->m->ops->threads(e->m, &ti, &n);
 
 	if (rc < 0)
@@ -230,6 +232,7 @@ static int refresh_threads(struct nl_engine *e)
 		}
 		t->cpu = ti[i].cpu;
 		t->alive = 1;
+		t->last_seen_s = now;
 		live[nl++] = t;
 	}
 	while (j < e->nlive)
@@ -261,6 +264,48 @@ static void sample_threads(struct nl_engine *e)
 	}
 }
 
+/*
+ * Keep a reading of pid's pages for the report's locality: its first and
+ * its last. The engine reads pages only when it needs them anyway (the
+ * policy's data node, page_shares), so that the report never changes what
+ * a machine that caches its /proc readings (realmachine.c) tells the
+ * policy; on a machine that measures node access the policy rarely asks,
+ * and read_pages reads them after each step of a domain.
+ */
+static void note_pages(struct nl_engine *e, int pid, const double *pages)
+{
+	int n = e->m->topo->nnodes;
+	double sum = 0, now = e->m->ops->now(e->m);
+	struct eprocess *p = NULL;
+
+	for (size_t i = 0; i < e->nprocs && !p; i++)
+		if (e->procs[i].pid == pid)
+			p = &e->procs[i];
+	for (int k = 0; k < n; k++)
+		sum += pages[k];
+	if (!p || !(sum > 0))
+		return;
+	if (!p->pages_read) {
+		memcpy(p->pages_first, pages, sizeof(double) * (size_t)n);
+		p->pages_first_s = now;
+	}
+	memcpy(p->pages_last, pages, sizeof(double) * (size_t)n);
+	p->pages_last_s = now;
+	p->pages_read = 1;
+}
+
+static void read_pages(struct nl_engine *e, const struct edomain *d)
+{
+	if (!e->m->ops->node_pages || !(e->m->measured & NL_M_NODE_ACCESS))
+		return;
+	for (size_t i = 0; i < e->nprocs; i++) {
+		double pages[NL_MAX_NODES] = {0};
+		if (e->procs[i].domain == d->id &&
+		    e->m->ops->node_pages(e->m, e->procs[i].pid, pages) == 0)
+			note_pages(e, e->procs[i].pid, pages);
+	}
+}
+
 /* Where pid's pages are, by share of node; the node holding most, or -1. */
 static int page_shares(struct nl_engine *e, int pid, double *share)
 {
@@ -268,6 +313,7 @@ static int page_shares(struct nl_engine *e, int pid, double *share)
 	int node = -1;
 	if (!e->m->ops->node_pages || e->m->ops->node_pages(e->m, pid, pages))
 		return -1;
+	note_pages(e, pid, pages);
 	for (int i = 0; i < e->m->topo->nnodes; i++) {
 		total += pages[i];
 		if (pages[i] > best) {
@@ -575,6 +621,7 @@ double nl_engine_step_due(struct nl_engine *e)
 			rc = step_domain(e, d, now);
 			if (rc < 0)
 				return rc;
+			read_pages(e, d);
 		}
 	}
 	return nl_engine_next_due(e);

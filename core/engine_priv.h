@@ -29,6 +29,7 @@ struct ethread {
 	unsigned acc_measured; /* what the last period's samples measured */
 	/* journal */
 	double time_on_node[NL_MAX_NODES];
+	double first_seen_s, last_seen_s; /* machine time, for the timeline */
 	int migrations;
 	int pins;
 	int periods_measured;
@@ -84,6 +85,11 @@ struct eprocess {
 	int pid;
 	int domain;
 	struct epages pg;
+	/* Its resident pages by node, at the first and the last reading
+	 * that found any (report: locality before and after). */
+	int pages_read;
+	double pages_first_s, pages_last_s;
+	double pages_first[NL_MAX_NODES], pages_last[NL_MAX_NODES];
 };
 
 struct nl_engine {

@@ -132,6 +132,34 @@ static struct json_object *pages_json(const struct epages *pg,
 	return o;
 }
 
+static struct json_object *jdouble_array(const double *v, int n)
+{
+	struct json_object *a = json_object_new_array();
+	for (int i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_double(v[i]));
+	return a;
+}
+
+/* Pages by node at numalot's first and last reading (null: never read). */
+static void page_readings_json(struct json_object *o, const struct eprocess *ep,
+			       int nnodes)
+{
+	int have = ep && ep->pages_read;
+
+	json_object_object_add(o, "pages_per_node_first",
+			       have ? jdouble_array(ep->pages_first, nnodes)
+				    : NULL);
+	json_object_object_add(o, "pages_first_s",
+			       have ? json_object_new_double(ep->pages_first_s)
+				    : NULL);
+	json_object_object_add(o, "pages_per_node_last",
+			       have ? jdouble_array(ep->pages_last, nnodes)
+				    : NULL);
+	json_object_object_add(o, "pages_last_s",
+			       have ? json_object_new_double(ep->pages_last_s)
+				    : NULL);
+}
+
 static struct json_object *processes_json(struct nl_engine *e, int domain,
 					  const struct pidset *ps)
 {
@@ -144,9 +172,12 @@ static struct json_object *processes_json(struct nl_engine *e, int domain,
 		return a;
 	for (size_t i = 0; i < n; i++) {
 		int dom = -1;
+		const struct eprocess *ep = NULL;
 		for (size_t k = 0; k < e->nprocs; k++)
-			if (e->procs[k].pid == p[i].pid)
+			if (e->procs[k].pid == p[i].pid) {
 				dom = e->procs[k].domain;
+				ep = &e->procs[k];
+			}
 		if (dom != domain || !covers(ps, p[i].pid))
 			continue;
 		struct json_object *o = json_object_new_object();
@@ -182,6 +213,7 @@ static struct json_object *processes_json(struct nl_engine *e, int domain,
 					o, "pages",
 					pages_json(&e->procs[k].pg,
 						   e->m->measured));
+		page_readings_json(o, ep, e->m->topo->nnodes);
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -212,6 +244,13 @@ static struct json_object *threads_json(struct nl_engine *e, int domain,
 			t->cpu >= 0 ? json_object_new_int(topo->cpu_os[t->cpu])
 				    : NULL);
 		json_object_object_add(o, "time_per_node_s", nodes);
+		json_object_object_add(o, "first_seen_s",
+				       json_object_new_double(t->first_seen_s));
+		/* Alive: seen until now, as far as the report knows. */
+		json_object_object_add(
+			o, "last_seen_s",
+			json_object_new_double(t->alive ? e->m->ops->now(e->m)
+							: t->last_seen_s));
 		json_object_object_add(o, "migrations",
 				       json_object_new_int(t->migrations));
 		json_object_object_add(

@@ -209,20 +209,11 @@ static void draw_row(FILE *f, const struct nl_bench *b, const struct axis *a,
 		100.0 * worse / n);
 }
 
-int nl_bench_write_svg(const struct nl_bench *b, const char *path)
+void nl_bench_svg(const struct nl_bench *b, FILE *f, double *v)
 {
-	FILE *f = fopen(path, "w");
-	double *v = malloc(sizeof(double) * ((size_t)b->nscen * b->nseeds + 1));
 	int rows = b->npol - 1, row = 0, h = TOP + rows * ROW_H + BOTTOM;
 	struct axis a;
 
-	if (!f || !v) {
-		nl_cli_error(CMD, "cannot write %s: %m", path);
-		if (f)
-			fclose(f);
-		free(v);
-		return -1;
-	}
 	make_axis(b, &a);
 	fprintf(f,
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
@@ -244,6 +235,21 @@ int nl_bench_write_svg(const struct nl_bench *b, const char *path)
 		if (p != b->ilinux)
 			draw_row(f, b, &a, p, row++, v);
 	fprintf(f, "</svg>\n");
+}
+
+int nl_bench_write_svg(const struct nl_bench *b, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	double *v = malloc(sizeof(double) * ((size_t)b->nscen * b->nseeds + 1));
+
+	if (!f || !v) {
+		nl_cli_error(CMD, "cannot write %s: %m", path);
+		if (f)
+			fclose(f);
+		free(v);
+		return -1;
+	}
+	nl_bench_svg(b, f, v);
 	free(v);
 	if (fclose(f)) {
 		nl_cli_error(CMD, "cannot write %s: %m", path);

@@ -42,6 +42,7 @@ struct bench_args {
 	const char *policies;
 	const char *json;
 	const char *svg;
+	const char *html;
 	int nseeds;
 	int jobs;
 	struct nl_run_opts o;
@@ -134,6 +135,9 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 		} else if ((v = nl_cli_option("svg", argc, argv, &i,
 					      &missing))) {
 			a->svg = v;
+		} else if ((v = nl_cli_option("html", argc, argv, &i,
+					      &missing))) {
+			a->html = v;
 		} else if ((rc = nl_cli_run_option(CMD, argc, argv, &i, &a->o,
 						   &missing))) {
 			if (rc < 0)
@@ -145,8 +149,8 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 			nl_cli_error(
 				CMD,
 				"unknown option \"%s\" (valid: --policies, "
-				"--seeds, --jobs, --json, --svg, --param, "
-				"--os)",
+				"--seeds, --jobs, --json, --svg, --html, "
+				"--param, --os)",
 				argv[i]);
 			return -1;
 		} else if (add_path(a, argv[i]) < 0) {
@@ -475,6 +479,8 @@ int nl_cmd_bench(int argc, char **argv)
 	if (a.json && nl_bench_write_json(&b, a.json) < 0)
 		status = NL_EXIT_FAIL;
 	if (a.svg && nl_bench_write_svg(&b, a.svg) < 0)
+		status = NL_EXIT_FAIL;
+	if (a.html && nl_bench_write_html(&b, a.html) < 0)
 		status = NL_EXIT_FAIL;
 out:
 	bench_free(&b);

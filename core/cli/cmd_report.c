@@ -5,6 +5,7 @@
 #include <json-c/json.h>
 
 #include "cli.h"
+#include "report_html.h"
 
 static struct json_object *at(struct json_object *o, const char *path)
 {
@@ -77,8 +78,12 @@ static void summarise(const char *file, struct json_object *r)
 int nl_cmd_report(int argc, char **argv)
 {
 	int status = NL_EXIT_OK;
+	const char *html = NULL, *svg = NULL;
+	if (nl_report_picture_options(&argc, argv, &html, &svg) < 0)
+		return NL_EXIT_USAGE;
 	if (argc < 2) {
-		nl_cli_error("report", "usage: numalot report FILE...");
+		nl_cli_error("report", "usage: numalot report [--html=FILE] "
+				       "[--svg=PREFIX] FILE...");
 		return NL_EXIT_USAGE;
 	}
 	for (int k = 1; k < argc; k++) {
@@ -98,6 +103,11 @@ int nl_cmd_report(int argc, char **argv)
 		else
 			summarise(argv[k], r);
 		json_object_put(r);
+	}
+	if (html || svg) {
+		int rc = nl_report_pictures(html, svg, argv + 1, argc - 1);
+		if (status == NL_EXIT_OK)
+			status = rc;
 	}
 	return status;
 }

@@ -185,20 +185,47 @@ static int scenario_jobs(const struct nl_scenario *sc, int *jobs)
 	return n;
 }
 
-static int write_engine_report(struct nl_engine *e, const char *path,
+/* The model's roofline ceilings, for the report's pictures. */
+static struct json_object *with_ceilings(struct json_object *r,
+					 const struct nl_scenario *sc)
+{
+	struct json_object *m, *c = json_object_new_object();
+
+	json_object_object_add(
+		c, "peak_ops_per_s",
+		json_object_new_double(sc->params.peak_ops_per_s));
+	json_object_object_add(
+		c, "bandwidth_bytes_per_s",
+		json_object_new_double(sc->params.node_bandwidth_bytes_per_s));
+	json_object_object_add(
+		c, "source",
+		json_object_new_string("the model's machine parameters "
+				       "(peak_ops_per_s per CPU, "
+				       "node_bandwidth_bytes_per_s per node)"));
+	if (r && json_object_object_get_ex(r, "machine", &m))
+		json_object_object_add(m, "ceilings", c);
+	else
+		json_object_put(c);
+	return r;
+}
+
+static int write_engine_report(const struct nl_scenario *sc,
+			       struct nl_engine *e, const char *path,
 			       const int *jobs, int njobs)
 {
 	struct json_object *r;
 	int rc;
 
 	if (njobs == 1) {
-		r = nl_engine_report(e, jobs[0]);
+		r = with_ceilings(nl_engine_report(e, jobs[0]), sc);
 	} else {
 		struct json_object *list = json_object_new_array();
 		r = json_object_new_object();
 		for (int k = 0; k < njobs; k++)
-			json_object_array_add(list,
-					      nl_engine_report(e, jobs[k]));
+			json_object_array_add(
+				list,
+				with_ceilings(nl_engine_report(e, jobs[k]),
+					      sc));
 		json_object_object_add(r, "reports", list);
 	}
 	rc = nl_cli_write_json(CMD, path, r);
@@ -244,7 +271,7 @@ static int sim_engine(const struct nl_scenario *sc, const struct sim_args *a,
 	       tot.rollbacks, tot.skips);
 	print_os_line(&r);
 	status = NL_EXIT_OK;
-	if (a->report && write_engine_report(e, a->report, jobs, njobs) < 0)
+	if (a->report && write_engine_report(sc, e, a->report, jobs, njobs) < 0)
 		status = NL_EXIT_FAIL;
 out:
 	nl_run_result_free(&r);

@@ -1,0 +1,191 @@
+/*
+ * numalot bench --html=FILE: the evaluation as one self-contained page
+ * (docs/evaluation.md): the chart of bench_svg.c, the summary per policy
+ * and the per-scenario tables that bench_out.c prints, cells shaded by
+ * sign (green: faster than linux, or closer to best-static). Inline SVG
+ * and CSS, no script, no network.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "report_view.h"
+#include "scenario.h"
+
+#define CMD "bench"
+
+static const char css[] =
+	"body{font:14px/1.45 'DejaVu Sans',Helvetica,Arial,sans-serif;"
+	"color:#1a1a1a;margin:24px;max-width:1180px}"
+	"h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 "
+	"6px;border-bottom:1px solid #ddd}"
+	"table{border-collapse:collapse;margin:6px 0}"
+	"td,th{border:1px solid #ddd;padding:3px 7px;text-align:right;"
+	"font-variant-numeric:tabular-nums}th{background:#f4f4f4}"
+	"td.s,th.s{text-align:left}.note{color:#555}";
+
+/* Green for good, red for bad, paler as |v| shrinks (v in [-1, 1]). */
+static void cell(FILE *f, double v, int higher_is_better)
+{
+	double g = higher_is_better ? v : -v;
+	double a = fmin(1, fabs(g) / 0.2) * 0.55;
+
+	if (isnan(v)) {
+		fputs("<td>?</td>", f);
+		return;
+	}
+	fprintf(f, "<td style=\"background:rgba(%s,%.2f)\">%+.1f%%</td>",
+		g >= 0 ? "42,157,58" : "214,39,40", a, 100 * v);
+}
+
+static double scen_mean(const struct nl_bench *b, int scen, int pol,
+			enum nl_bench_metric m, int gap)
+{
+	double sum = 0;
+
+	for (int s = 0; s < b->nseeds; s++)
+		sum += gap ? nl_bench_gap(b, scen, s, pol)
+			   : nl_bench_improvement(b, scen, s, pol, m);
+	return sum / b->nseeds;
+}
+
+static void scenario_table(FILE *f, const struct nl_bench *b, const char *id,
+			   const char *title, enum nl_bench_metric m, int gap)
+{
+	fprintf(f, "<h2 id=\"%s\">", id);
+	rv_esc(f, title);
+	fputs("</h2>\n<table class=\"scen\"><tr><th class=\"s\">scenario</th>",
+	      f);
+	for (int p = 0; p < b->npol; p++)
+		if (p != b->ilinux && !(gap && p == b->ibest)) {
+			fputs("<th>", f);
+			rv_esc(f, nl_run_name(b->pol[p]));
+			fputs("</th>", f);
+		}
+	fputs("</tr>\n", f);
+	for (int i = 0; i < b->nscen; i++) {
+		fputs("<tr><td class=\"s\">", f);
+		rv_esc(f, nl_scenario_name(b->sc[i]));
+		fputs("</td>", f);
+		for (int p = 0; p < b->npol; p++)
+			if (p != b->ilinux && !(gap && p == b->ibest))
+				cell(f, scen_mean(b, i, p, m, gap), !gap);
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+static void summary_table(FILE *f, const struct nl_bench *b,
+			  enum nl_bench_metric m)
+{
+	int gap = m == NL_BENCH_MAKESPAN;
+
+	fputs("<table class=\"summary\"><tr><th class=\"s\">policy</th>"
+	      "<th>mean</th><th>median</th><th>min</th><th>max</th>"
+	      "<th>better</th><th>&gt;2% worse</th>",
+	      f);
+	if (gap)
+		fputs("<th>gap to best-static (mean)</th><th>(median)</th>", f);
+	fputs("</tr>\n", f);
+	for (int p = 0; p < b->npol; p++) {
+		struct nl_bench_stats s, g;
+		if (p == b->ilinux || nl_bench_stats(b, p, m, 0, &s) < 0 ||
+		    nl_bench_stats(b, p, NL_BENCH_MAKESPAN, 1, &g) < 0)
+			continue;
+		fputs("<tr><td class=\"s\">", f);
+		rv_esc(f, nl_run_name(b->pol[p]));
+		fputs("</td>", f);
+		cell(f, s.mean, 1);
+		cell(f, s.median, 1);
+		cell(f, s.min, 1);
+		cell(f, s.max, 1);
+		fprintf(f, "<td>%.0f%%</td><td>%.0f%%</td>",
+			100 * s.better_share, 100 * s.worse_share);
+		if (gap) {
+			cell(f, g.mean, 0);
+			cell(f, g.median, 0);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+static void scenarios(FILE *f, const struct nl_bench *b)
+{
+	fputs("<h2 id=\"scenarios\">Scenarios</h2>\n<table><tr><th "
+	      "class=\"s\">scenario</th><th class=\"s\">file</th><th "
+	      "class=\"s\">processes</th></tr>\n",
+	      f);
+	for (int i = 0; i < b->nscen; i++) {
+		fputs("<tr><td class=\"s\">", f);
+		rv_esc(f, nl_scenario_name(b->sc[i]));
+		fputs("</td><td class=\"s\">", f);
+		rv_esc(f, b->files[i]);
+		fputs("</td><td class=\"s\">", f);
+		for (int k = 0; k < b->sc[i]->nprocs; k++) {
+			fputs(k ? ", " : "", f);
+			rv_esc(f, b->sc[i]->procs[k].name);
+		}
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+static void page(FILE *f, const struct nl_bench *b, double *v)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
+	      "charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-"
+	      "Policy\" content=\"default-src 'none'; style-src "
+	      "'unsafe-inline'\">\n<title>numalot bench</title>\n<style>",
+	      f);
+	fputs(css, f);
+	fprintf(f,
+		"</style></head><body>\n<h1>numalot bench: IMAR2 and LBMA "
+		"against Linux on the simulated NUMA node</h1>\n<p "
+		"class=\"note\">%d scenarios &#215; %d policies &#215; %d "
+		"seeds = %d runs. Improvement over linux: (T_linux &#8722; "
+		"T) / T_linux, + is faster; gap to best-static: (T &#8722; "
+		"T_best) / T_best, + is slower. Per scenario: the mean over "
+		"the seeds. docs/evaluation.md says what it means.</p>\n",
+		b->nscen, b->npol, b->nseeds, b->nscen * b->npol * b->nseeds);
+	nl_bench_svg(b, f, v);
+	fputs("<h2 id=\"summary\">Over every scenario and seed</h2>\n"
+	      "<p>Makespan: improvement over linux, and the gap to "
+	      "best-static</p>\n",
+	      f);
+	summary_table(f, b, NL_BENCH_MAKESPAN);
+	fputs("<p>Mean process completion time: improvement over linux</p>\n",
+	      f);
+	summary_table(f, b, NL_BENCH_MEAN_COMPLETION);
+	scenario_table(f, b, "makespan", "Makespan: improvement over linux",
+		       NL_BENCH_MAKESPAN, 0);
+	scenario_table(f, b, "completion",
+		       "Mean process completion time: improvement over linux",
+		       NL_BENCH_MEAN_COMPLETION, 0);
+	scenario_table(f, b, "gap", "Makespan: gap to best-static",
+		       NL_BENCH_MAKESPAN, 1);
+	scenarios(f, b);
+	fputs("</body></html>\n", f);
+}
+
+int nl_bench_write_html(const struct nl_bench *b, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	double *v = malloc(sizeof(double) * ((size_t)b->nscen * b->nseeds + 1));
+
+	if (!f || !v) {
+		nl_cli_error(CMD, "cannot write %s: %m", path);
+		if (f)
+			fclose(f);
+		free(v);
+		return -1;
+	}
+	page(f, b, v);
+	free(v);
+	if (ferror(f) | fclose(f)) {
+		nl_cli_error(CMD, "cannot write %s: %m", path);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,414 @@
+/*
+ * numalot report --html=FILE / --svg=PREFIX: the reports as one
+ * self-contained page (inline SVG and CSS; no script, no network: its
+ * Content-Security-Policy forbids both), or as SVG files.
+ *
+ * Every string from a report is escaped (rv_esc): a report is user input.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "cli.h"
+#include "report_html.h"
+#include "report_view.h"
+
+#define CMD "report"
+
+static const char css[] =
+	"body{font:14px/1.45 'DejaVu Sans',Helvetica,Arial,sans-serif;"
+	"color:#1a1a1a;margin:24px;max-width:1180px}"
+	"h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 "
+	"6px;border-bottom:1px solid #ddd}"
+	"table{border-collapse:collapse;margin:6px 0}"
+	"td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;"
+	"vertical-align:top}th{background:#f4f4f4}"
+	"td.n{text-align:right;font-variant-numeric:tabular-nums}"
+	".scroll{max-height:640px;overflow:auto;border:1px solid #ddd}"
+	".note{color:#555}.bad{color:#a31515}code{background:#f4f4f4}"
+	"details{margin:4px 0}svg{display:block}";
+
+static void text_or(FILE *f, const char *s, const char *dflt)
+{
+	rv_esc(f, s ? s : dflt);
+}
+
+/* before, v (4 significant digits), after; or dflt when v is unknown. */
+static void num_or(FILE *f, const char *before, double v, const char *after,
+		   const char *dflt)
+{
+	if (isnan(v))
+		fputs(dflt, f);
+	else
+		fprintf(f, "%s%.4g%s", before, v, after);
+}
+
+/* The backend's measured counters, as a list of names. */
+static void measured(FILE *f, struct json_object *r)
+{
+	struct json_object *m = rv_at(r, "counters.measured");
+	int n = 0;
+
+	if (!json_object_is_type(m, json_type_object)) {
+		fputs("?", f);
+		return;
+	}
+	json_object_object_foreach(m, k, v)
+	{
+		if (!json_object_is_type(v, json_type_boolean) ||
+		    !json_object_get_boolean(v))
+			continue;
+		fputs(n++ ? ", " : "", f);
+		rv_esc(f, k);
+	}
+	if (!n)
+		fputs("nothing", f);
+}
+
+static void params(FILE *f, struct json_object *r)
+{
+	struct json_object *p = rv_at(r, "policy.params");
+
+	if (!json_object_is_type(p, json_type_object))
+		return;
+	fputs("<details><summary>parameters</summary><table>", f);
+	json_object_object_foreach(p, k, v)
+	{
+		fputs("<tr><td>", f);
+		rv_esc(f, k);
+		fputs("</td><td>", f);
+		rv_esc(f, json_object_to_json_string(v));
+		fputs("</td></tr>", f);
+	}
+	fputs("</table></details>", f);
+}
+
+static void header_row(FILE *f, const struct rv_report *r)
+{
+	struct json_object *o = r->r;
+
+	fputs("<tr><td>", f);
+	rv_esc(f, r->file);
+	fputs("<br>", f);
+	text_or(f, rv_str(o, "domain"), "");
+	fputs("</td><td>", f);
+	if (rv_at(o, "slurm")) {
+		fputs("job ", f);
+		rv_esc(f, json_object_get_string(rv_at(o, "slurm.job")));
+		fputs(" step ", f);
+		rv_esc(f, json_object_get_string(rv_at(o, "slurm.step")));
+		fputs("<br>on ", f);
+		rv_esc(f, json_object_get_string(rv_at(o, "slurm.node")));
+	} else {
+		fputs("<span class=\"note\">not a Slurm step</span>", f);
+	}
+	fputs("</td><td>", f);
+	text_or(f, rv_str(o, "policy.name"), "?");
+	fputs(", period ", f);
+	num_or(f, "", rv_num(o, "policy.params.period"), " s", "?");
+	params(f, o);
+	fputs("</td><td><code>", f);
+	text_or(f, rv_str(o, "counters.backend"), "?");
+	fputs("</code>: ", f);
+	measured(f, o);
+	fputs("</td><td>", f);
+	num_or(f, "", rv_num(o, "machine.nodes"), " NUMA nodes", "?");
+	num_or(f, ", ", rv_num(o, "machine.cpus"), " CPUs", "");
+	fputs("<br><span class=\"note\">", f);
+	text_or(f, rv_str(o, "machine.topology"), "");
+	fputs("</span></td><td class=\"n\">", f);
+	fprintf(f, "%d threads<br>%d events", r->nthreads, r->nevents);
+	num_or(f, "<br>", rv_num(o, "summary.periods"), " periods", "");
+	num_or(f, "<br>", rv_num(o, "summary.duration_s"), " s", "");
+	fputs("</td><td class=\"n\">", f);
+	num_or(f, "", rv_num(o, "numalot_overhead.cpu_s"), " CPU s",
+	       "<span class=\"note\">not recorded</span>");
+	fputs("</td></tr>\n", f);
+	if (r->error || rv_str(o, "warning")) {
+		fputs("<tr><td colspan=\"7\" class=\"bad\">", f);
+		if (r->error) {
+			fputs("error: ", f);
+			rv_esc(f, r->error);
+		}
+		if (rv_str(o, "warning")) {
+			fputs(r->error ? "<br>warning: " : "warning: ", f);
+			rv_esc(f, rv_str(o, "warning"));
+		}
+		fputs("</td></tr>\n", f);
+	}
+}
+
+static void header(FILE *f, const struct rv_set *set)
+{
+	const char *job = NULL, *step = NULL;
+
+	for (int i = 0; i < set->n && !job; i++) {
+		job = json_object_get_string(
+			rv_at(set->reports[i].r, "slurm.job"));
+		step = json_object_get_string(
+			rv_at(set->reports[i].r, "slurm.step"));
+	}
+	fputs("<h1>numalot report", f);
+	if (job) {
+		fputs(": job ", f);
+		rv_esc(f, job);
+		fputs(" step ", f);
+		text_or(f, step, "?");
+	}
+	fprintf(f, "</h1><p class=\"note\">%d report%s from numalot ", set->n,
+		set->n == 1 ? "" : "s");
+	text_or(f, set->n ? rv_str(set->reports[0].r, "numalot") : NULL, "?");
+	fputs("; the format is docs/report-format.md.</p>\n", f);
+	for (int i = 0; i < set->nproblems; i++) {
+		fputs("<p class=\"bad\">skipped ", f);
+		rv_esc(f, set->problems[i]);
+		fputs("</p>\n", f);
+	}
+	fputs("<table><tr><th>file, domain</th><th>Slurm</th><th>policy"
+	      "</th><th>counters backend: measures</th><th>machine</th>"
+	      "<th>seen</th><th>numalot's own CPU time</th></tr>\n",
+	      f);
+	for (int i = 0; i < set->n; i++)
+		header_row(f, &set->reports[i]);
+	fputs("</table>\n", f);
+}
+
+static void timelines(FILE *f, const struct rv_set *set)
+{
+	fputs("<h2 id=\"timeline\">Placement timeline</h2>\n<p class=\"note\">"
+	      "Every thread has its own row, none sampled or merged: rows "
+	      "are 16 px high for up to 40 threads and shrink to 3 px past "
+	      "400 (1,024 threads: about 3,100 px, in a box that scrolls). "
+	      "Colour: the NUMA node the thread was on, rebuilt from the "
+	      "report's events; a tick per event on the thread's row "
+	      "(dashed: the partner of a swap); a page move of a process "
+	      "(events of kind pages) is a dashed green line across its "
+	      "rows. Hover a row or a mark for details.</p>\n",
+	      f);
+	for (int i = 0; i < set->n; i++) {
+		const struct rv_report *r = &set->reports[i];
+		if (!r->nthreads) {
+			fputs("<p class=\"note\">", f);
+			rv_esc(f, r->file);
+			fputs(": no threads in this report.</p>\n", f);
+			continue;
+		}
+		if (r->nevents > RV_TITLES_MAX)
+			fprintf(f,
+				"<p class=\"note\">%d events: marks carry no "
+				"hover text above %d (the page stays "
+				"quick).</p>\n",
+				r->nevents, RV_TITLES_MAX);
+		if (r->events_unplaced)
+			fprintf(f,
+				"<p class=\"note\">%d events name threads "
+				"the report does not list (or have no time) "
+				"and are not drawn.</p>\n",
+				r->events_unplaced);
+		fputs("<div class=\"scroll\">\n", f);
+		rv_svg_timeline(f, r, r->nevents <= RV_TITLES_MAX);
+		fputs("</div>\n", f);
+	}
+}
+
+static void locality_table(FILE *f, const struct rv_set *set)
+{
+	fputs("<table class=\"loc\"><tr><th>process</th><th>threads</th>"
+	      "<th>CPU time per node</th><th>pages per node, first &#8594; "
+	      "last reading</th><th>pages on their threads' nodes</th></tr>\n",
+	      f);
+	for (int i = 0; i < set->n; i++) {
+		const struct rv_report *r = &set->reports[i];
+		for (int k = 0; k < r->nprocs; k++) {
+			const struct rv_process *p = &r->procs[k];
+			double node[RV_MAX_NODES] = {0}, tot = 0, pf = 0,
+			       pl = 0;
+			int n = 0;
+			for (int t = 0; t < r->nthreads; t++) {
+				if (r->threads[t].proc != k)
+					continue;
+				n++;
+				for (int j = 0; j < r->nnodes; j++)
+					node[j] +=
+						r->threads[t].time_on_node_s[j];
+			}
+			for (int j = 0; j < r->nnodes; j++) {
+				tot += node[j];
+				pf += p->pages_first[j];
+				pl += p->pages_last[j];
+			}
+			fputs("<tr><td>", f);
+			text_or(f, p->name, "?");
+			fprintf(f, " (%d)</td><td class=\"n\">%d</td><td>",
+				p->pid, n);
+			for (int j = 0; tot > 0 && j < r->nnodes; j++)
+				fprintf(f, "%s%d: %.0f%%", j ? ", " : "", j,
+					100 * node[j] / tot);
+			fputs("</td><td>", f);
+			for (int j = 0;
+			     p->have_pages && pf > 0 && pl > 0 && j < r->nnodes;
+			     j++)
+				fprintf(f, "%s%d: %.0f%% &#8594; %.0f%%",
+					j ? ", " : "", j,
+					100 * p->pages_first[j] / pf,
+					100 * p->pages_last[j] / pl);
+			if (!p->have_pages)
+				fputs("<span class=\"note\">not recorded"
+				      "</span>",
+				      f);
+			fputs("</td><td class=\"n\">", f);
+			num_or(f, "", round(100 * rv_page_locality(r, k, 0)),
+			       "%", "?");
+			fputs(" &#8594; ", f);
+			num_or(f, "", round(100 * rv_page_locality(r, k, 1)),
+			       "%", "?");
+			fputs("</td></tr>\n", f);
+		}
+	}
+	fputs("</table>\n", f);
+}
+
+static void page(FILE *f, const struct rv_set *set)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
+	      "charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-"
+	      "Policy\" content=\"default-src 'none'; style-src "
+	      "'unsafe-inline'\">\n<title>numalot report</title>\n<style>",
+	      f);
+	fputs(css, f);
+	fputs("</style></head><body>\n", f);
+	header(f, set);
+	timelines(f, set);
+	fputs("<h2 id=\"roofline\">Per-thread roofline</h2>\n", f);
+	rv_svg_roofline(f, set);
+	fputs("<ul class=\"notes\">\n", f);
+	rv_roofline_notes(f, set);
+	fputs("</ul>\n<h2 id=\"locality\">Locality</h2>\n<p class=\"note\">"
+	      "Pages on their threads' nodes: the mean over a process's "
+	      "threads of the share of its pages on the thread's node, at "
+	      "numalot's first reading (threads where they started) and at "
+	      "its last (threads where they ended).</p>\n",
+	      f);
+	rv_svg_locality(f, set);
+	locality_table(f, set);
+	fputs("</body></html>\n", f);
+}
+
+static int write_file(const char *path, const struct rv_set *set,
+		      void (*draw)(FILE *, const struct rv_set *, int), int k)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		nl_cli_error(CMD, "cannot write %s: %m", path);
+		return -1;
+	}
+	draw(f, set, k);
+	if (ferror(f) | fclose(f)) {
+		nl_cli_error(CMD, "cannot write %s: %m", path);
+		return -1;
+	}
+	return 0;
+}
+
+static void draw_page(FILE *f, const struct rv_set *set, int k)
+{
+	(void)k;
+	page(f, set);
+}
+
+static void draw_timeline(FILE *f, const struct rv_set *set, int k)
+{
+	const struct rv_report *r = &set->reports[k];
+	rv_svg_timeline(f, r, r->nevents <= RV_TITLES_MAX);
+}
+
+static void draw_roofline(FILE *f, const struct rv_set *set, int k)
+{
+	(void)k;
+	rv_svg_roofline(f, set);
+}
+
+static void draw_locality(FILE *f, const struct rv_set *set, int k)
+{
+	(void)k;
+	rv_svg_locality(f, set);
+}
+
+static int write_svgs(const char *prefix, const struct rv_set *set)
+{
+	char path[4096];
+	int rc = 0, several = 0;
+
+	for (int i = 0; i < set->n; i++)
+		several += set->reports[i].nthreads > 0;
+	several = several > 1;
+	for (int i = 0; i < set->n && rc == 0; i++) {
+		if (!set->reports[i].nthreads)
+			continue;
+		if (several)
+			snprintf(path, sizeof(path), "%s-timeline-%d.svg",
+				 prefix, i + 1);
+		else
+			snprintf(path, sizeof(path), "%s-timeline.svg", prefix);
+		rc = write_file(path, set, draw_timeline, i);
+	}
+	snprintf(path, sizeof(path), "%s-roofline.svg", prefix);
+	if (rc == 0)
+		rc = write_file(path, set, draw_roofline, 0);
+	snprintf(path, sizeof(path), "%s-locality.svg", prefix);
+	if (rc == 0)
+		rc = write_file(path, set, draw_locality, 0);
+	return rc;
+}
+
+int nl_report_pictures(const char *html, const char *svg_prefix, char **files,
+		       int nfiles)
+{
+	struct rv_set set;
+	int rc = 0;
+
+	if (rv_load(&set, files, nfiles) < 0) {
+		nl_cli_error(CMD, "out of memory");
+		rv_free(&set);
+		return NL_EXIT_FAIL;
+	}
+	if (set.n == 0) {
+		nl_cli_error(CMD, "no numalot report to draw");
+		rv_free(&set);
+		return NL_EXIT_USAGE;
+	}
+	if (html)
+		rc = write_file(html, &set, draw_page, 0);
+	if (rc == 0 && svg_prefix)
+		rc = write_svgs(svg_prefix, &set);
+	rv_free(&set);
+	return rc ? NL_EXIT_FAIL : NL_EXIT_OK;
+}
+
+int nl_report_picture_options(int *argc, char **argv, const char **html,
+			      const char **svg)
+{
+	int j = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		const char *v;
+		int missing = 0;
+		if ((v = nl_cli_option("html", *argc, argv, &i, &missing)))
+			*html = v;
+		else if (!missing &&
+			 (v = nl_cli_option("svg", *argc, argv, &i, &missing)))
+			*svg = v;
+		if (missing) {
+			nl_cli_error(CMD, "%s wants a value", argv[i]);
+			return -1;
+		}
+		if (!v)
+			argv[j++] = argv[i];
+	}
+	*argc = j;
+	argv[j] = NULL;
+	return 0;
+}
