@@ -66,7 +66,9 @@ wp=$!
 pids+=($wp)
 sleep 0.2
 all=$(awk '/Cpus_allowed_list/ {print $2}' /proc/$wp/status)
-"$N" request --socket="$S" "{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":0,\"pid\":$wp,\"policy\":\"lbma\",\"cpus\":\"$all\",\"period\":0.2}" >"$T/reg" 2>&1
+# The paper's profile pins at take-over: the agent's mechanics, whatever
+# the default policy would decide on this oversubscribed machine.
+"$N" request --socket="$S" "{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":0,\"pid\":$wp,\"policy\":\"lbma\",\"cpus\":\"$all\",\"period\":0.2,\"params\":{\"profile\":\"paper\"}}" >"$T/reg" 2>&1
 check "root registers its process" grep -q '"ok":true' "$T/reg"
 "$N" request --socket="$S" "{\"v\":1,\"op\":\"register\",\"job\":2,\"step\":0,\"uid\":0,\"pid\":$wp,\"policy\":\"lbma\",\"cpus\":\"0\"}" >"$T/reg2" 2>&1
 check "the same process in another step is refused" grep -q "already managed" "$T/reg2"
