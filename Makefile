@@ -41,7 +41,7 @@ NUMALOTD := $(BUILD)/numalotd
 WORKLOAD := $(BUILD)/numalot-workload
 
 .PHONY: all check test-bin run-tests clean install uninstall deps format \
-	bench demo fuzz format-check
+	bench demo fuzz format-check guest-check
 # PREFIX is compiled into numalot (the scenario set) and the plugin (the
 # agent's path): a stamp makes them rebuild when it changes.
 PREFIX_STAMP := $(BUILD)/prefix
@@ -90,10 +90,17 @@ run-tests: test-bin
 	NUMALOT=$(NUMALOT) WORKLOAD=$(WORKLOAD) BUILD=$(BUILD) SAN=$(SAN) \
 		tests/run-tests.sh $(TESTS)
 
-# The whole suite: a normal build, then the same tests under ASan+UBSan.
+# The whole suite: a normal build, the guests, then the same tests under
+# ASan+UBSan.
 check:
 	$(MAKE) run-tests
+	$(MAKE) guest-check
 	$(MAKE) BUILD=build/asan SAN=1 run-tests
+
+# numalot on a real kernel with 2 and 4 NUMA nodes: QEMU guests running
+# this machine's userland; a skip where they cannot be had (tests/guest/).
+guest-check: all
+	BUILD=$(BUILD) tests/guest/check.sh
 
 bench: $(NUMALOT) $(BENCHES)
 	tests/bench/run-bench.sh $(BUILD)
@@ -129,9 +136,11 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/share/man/man8/numalot-spank.8
 	rm -rf $(DESTDIR)$(PREFIX)/share/numalot
 
-# Install the Debian packages numalot needs (root), or say how.
+# Install the Debian packages numalot needs (root), or say how; then the
+# test guests' kernel and initramfs (a skip is not an error).
 deps:
 	@tools/deps.sh
+	@tests/guest/build.sh $(BUILD)/guest || [ $$? -eq 3 ]
 
 fuzz:
 	tests/fuzz/run-fuzz.sh $(BUILD) $(or $(FUZZ_SECONDS),60)

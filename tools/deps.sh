@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Install the Debian packages numalot builds, tests and demonstrates with.
 # As root: installs what is missing. Otherwise: prints the apt-get line.
+# The test guests' kernel is downloaded, not installed (tests/guest/build.sh).
 set -eu
 pkgs="build-essential pkg-config libhwloc-dev hwloc-nox libjson-c-dev
 	libcmocka-dev libnuma-dev libpapi-dev valgrind python3 clang
 	libclang-rt-dev slurm-wlm slurmctld slurmd slurm-client libslurm-dev
-	munge chromium"
+	munge chromium qemu-system-x86 busybox-static numactl"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -26,7 +26,7 @@ for ((n = 0; n < nodes; n++)); do
 done
 # shellcheck disable=SC2086
 exec timeout -k 5 "$limit" qemu-system-x86_64 \
-	-machine q35 -accel tcg -cpu max -m 2G -smp "$smp" "${numa[@]}" $dist \
+	-machine q35 -accel tcg,thread=single -cpu max -m 2G -smp "$smp" "${numa[@]}" $dist \
 	-kernel "$dir/vmlinux" -initrd "$dir/initramfs.img" \
 	-append "console=ttyS0 quiet panic=-1" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \

@@ -79,3 +79,4 @@ if [ ! -s "$img" ] || [ "$img" -ot tests/guest/init ] || [ "$img" -ot "$deb" ] |
 	(cd "$r" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1 >"$img.tmp")
 	mv "$img.tmp" "$img"
 fi
+echo "guest: kernel $kver and initramfs in $out"

@@ -3,6 +3,8 @@
 #   cluster_start DIR PLUGIN PLUGSTACK_ARGS...   (sets SLURM_CONF)
 #   cluster_stop                                  (by the PIDs it recorded)
 # Everything lives under DIR; nothing is started through systemd.
+# CLUSTER_PROCTRACK, CLUSTER_TASK and CLUSTER_CGROUP_CONF (cgroup.conf's
+# text) replace the plugins that need no cgroups (tests/guest/ uses them).
 
 cluster_log() { echo "cluster: $*" >&2; }
 
@@ -59,7 +61,7 @@ cluster_start() {
 		--log-file="$dir/log/munged.log" --force ||
 		{ cluster_log "munged did not start"; return 1; }
 	local cpus sockets cores threads mem
-	eval "$(slurmd -C | head -1 | tr ' ' '\n' | grep -E '^(CPUs|SocketsPerBoard|CoresPerSocket|ThreadsPerCore|RealMemory)=' | sed 's/^/C_/')"
+	eval "$(slurmd -C | head -1 | tr ' ' '\n' | grep -E '^(CPUs|Boards|SocketsPerBoard|CoresPerSocket|ThreadsPerCore|RealMemory)=' | sed 's/^/C_/')"
 	mem=$((C_RealMemory * 9 / 10))
 	cat >"$dir/slurm.conf" <<CONF
 ClusterName=numalot-test
@@ -78,8 +80,8 @@ SlurmdPidFile=$dir/slurmd.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
 SlurmdLogFile=$dir/log/slurmd.log
 SlurmdDebug=debug
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/affinity
+ProctrackType=${CLUSTER_PROCTRACK:-proctrack/linuxproc}
+TaskPlugin=${CLUSTER_TASK:-task/affinity}
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 SelectType=select/cons_tres
@@ -90,10 +92,11 @@ KillWait=5
 ReturnToService=2
 SchedulerParameters=sched_interval=1
 PlugStackConfig=$dir/plugstack.conf
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$C_CPUs SocketsPerBoard=$C_SocketsPerBoard CoresPerSocket=$C_CoresPerSocket ThreadsPerCore=$C_ThreadsPerCore RealMemory=$mem State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$C_CPUs Boards=$C_Boards SocketsPerBoard=$C_SocketsPerBoard CoresPerSocket=$C_CoresPerSocket ThreadsPerCore=$C_ThreadsPerCore RealMemory=$mem State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES:4
 CONF
 	echo "required $plugin $*" >"$dir/plugstack.conf"
+	[ -z "${CLUSTER_CGROUP_CONF:-}" ] || echo "$CLUSTER_CGROUP_CONF" >"$dir/cgroup.conf"
 	export SLURM_CONF=$dir/slurm.conf
 	/usr/sbin/slurmctld -i -f "$SLURM_CONF" ||
 		{ cluster_log "slurmctld did not start"; return 1; }
