@@ -6,7 +6,7 @@
 # non-zero when a check failed. A guest that cannot be had here is a skip.
 set -u
 cd "$(dirname "$0")/../.."
-B=${BUILD:-build}
+B=$(realpath "${BUILD:-build}")
 G=$B/guest
 passed=0 failed=0 skipped=0 todo=0
 started=$SECONDS
@@ -29,7 +29,7 @@ elif [ $rc -ne 0 ]; then
 	summary
 fi
 for nodes in 2 4; do
-	share=$PWD/$G/run-$nodes
+	share=$G/run-$nodes
 	rm -rf "$share"
 	mkdir -p "$share"
 	cat >"$share/run" <<RUN

@@ -3,7 +3,8 @@
 
 # todo ISSUE DESCRIPTION COMMAND...: a check that the work of another issue
 # should make pass. Failing, it is a TAP "not ok ... # TODO": shown and
-# counted apart by tests/guest/check.sh, not a failure of the run.
+# counted apart by tests/guest/check.sh, not a failure of the run. Once
+# that issue has landed, make it a check.
 todo() {
 	local issue=$1 what=$2
 	shift 2

@@ -5,7 +5,7 @@
 # the live topology. See docs/real-node.md.
 set -u
 cd "$(dirname "$0")/../.."
-B=$PWD/${BUILD:-build}
+B=$(realpath "${BUILD:-build}")
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
 	echo "skip: Slurm is not installed (make deps installs it)"
 	exit 0
