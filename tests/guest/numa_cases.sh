@@ -27,7 +27,7 @@ on_data_node() {
 	for c in "${CPUS[@]}"; do [[ $data_set == *",$c,"* ]] || return 1; done
 }
 # anon_share_on NODE PID: the percentage of PID's anonymous pages on NODE
-# (nothing if PID is gone).
+# (nothing if PID is gone or has none yet).
 anon_share_on() {
 	local maps
 	maps=$(<"/proc/$2/numa_maps") || return 1
@@ -35,7 +35,7 @@ anon_share_on() {
 		for (i = 1; i <= NF; i++) if ($i ~ /^N[0-9]+=/) {
 			split($i, kv, "="); all += kv[2]; if (kv[1] == n) on += kv[2]
 		}
-	} END { print all ? int(100 * on / all) : 0 }' <<<"$maps"
+	} END { if (all) print int(100 * on / all) }' <<<"$maps"
 }
 
 # numalot info: the kernel's nodes, their CPUs and the SLIT, through hwloc.
@@ -78,10 +78,16 @@ echo 0 >/proc/sys/kernel/numa_balancing
 # Linux alone, as a control (in the 2-node guest only, for time): no pins.
 policies="imar2 lbma"
 [ "$nodes" -eq 2 ] && policies="monitor $policies"
+# numalot reads where a process's pages are at take-over (before the
+# workload touched its memory) and then every 5 s (core/real/realmachine.c):
+# the policies get 10 s, and are judged from the 7th.
+settle_s=7
 for policy in $policies; do
+	seconds=10
+	[ $policy = monitor ] && seconds=4
 	"$N" run --policy=$policy --period=0.25 --report=$policy.json -- \
 		numactl --membind=$data "$W" --threads "$workers" --mode memory \
-		--mem-mb 16 --seconds 5 >$policy.out 2>&1 &
+		--mem-mb 16 --seconds $seconds >$policy.out 2>&1 &
 	np=$!
 	wp=""
 	: >$policy.watch
@@ -141,25 +147,26 @@ for policy in $policies; do
 	check "$policy: threads seen pinned from /proc ($pinned samples)" test $pinned -ge 1
 	# What the issue asks of the policies: the busy threads go to their
 	# data's node (reported and seen from /proc) and stay there: each,
-	# in the second half of the run, on that node in 80% of the samples,
-	# and two thirds of their CPU time there in the report.
+	# from settle_s on, on that node in 80% of the samples, and 60% of
+	# their CPU time there in the report (Linux alone: 50% with 2 nodes,
+	# 25% with 4; on the data's node from the 5th second: 75% and 62%).
 	todo 8 "$policy: the report moves busy threads to node $data ($to_data moves)" \
 		test "$to_data" -ge 1
 	todo 8 "$policy: a busy thread seen bound to node $data's CPUs ($data_cpus)" test $bound -ge 1
-	late=$(awk -v main="$wp" '$1 >= 3 && $2 != main {n[$2]++} END {for (t in n) print t, n[t]}' \
-		$policy.watch)
+	late=$(awk -v main="$wp" -v from=$settle_s '$1 >= from && $2 != main {n[$2]++}
+		END {for (t in n) print t, n[t]}' $policy.watch)
 	settled=0
 	while read -r tid n; do
 		on=0
 		while read -r t id list; do
-			[ "$id" = "$tid" ] && [ "$t" -ge 3 ] && on_data_node "$list" && on=$((on + 1))
+			[ "$id" = "$tid" ] && [ "$t" -ge $settle_s ] && on_data_node "$list" && on=$((on + 1))
 		done <$policy.watch
 		[ $((100 * on)) -ge $((80 * n)) ] && settled=$((settled + 1))
 	done <<<"$late"
 	todo 8 "$policy: the $workers busy threads settled on node $data ($settled did)" \
 		test $settled -eq "$workers"
 	todo 8 "$policy: report: the busy threads' CPU time mostly on node $data ($pct%)" \
-		test "$pct" -ge 67
+		test "$pct" -ge 60
 done
 echo 1 >/proc/sys/kernel/numa_balancing
 # The reports and watch logs, for a person (build/guest/run-N/ on the host).
