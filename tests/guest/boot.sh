@@ -24,6 +24,10 @@ for ((n = 0; n < nodes; n++)); do
 	numa+=(-object "memory-backend-ram,id=m$n,size=$mem"
 		-numa "node,nodeid=$n,cpus=$first-$((first + cpus_per_node - 1)),memdev=m$n")
 done
+# One host thread runs the 4 vCPUs in turn (thread=single): the guest takes
+# one core of a shared machine, and no vCPU spins waiting for one the host
+# is not running (with a thread per vCPU on a loaded 2-core host the guest
+# hit soft lockups). -cpu max has no AVX-512: no -march=native binaries.
 # shellcheck disable=SC2086
 exec timeout -k 5 "$limit" qemu-system-x86_64 \
 	-machine q35 -accel tcg,thread=single -cpu max -m 2G -smp "$smp" "${numa[@]}" $dist \

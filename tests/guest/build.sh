@@ -53,7 +53,7 @@ echo "$kver" >"$out/kernel-version"
 # tests/guest/init.
 img=$out/initramfs.img
 if [ ! -s "$img" ] || [ "$img" -ot tests/guest/init ] || [ "$img" -ot "$deb" ] ||
-	[ "$img" -ot "$0" ]; then
+	[ "$img" -ot tests/guest/build.sh ]; then
 	r=$out/initramfs
 	rm -rf "$r"
 	mkdir -p "$r"/{bin,dev,proc,sys,lower,rw,newroot} "$r/lib/modules/$kver"

@@ -4,6 +4,8 @@
 # Prints the guests' ok / not ok / skip lines, each guest's time, and one
 # closing line "guest: N passed, M failed, K skipped, J todo"; exits
 # non-zero when a check failed. A guest that cannot be had here is a skip.
+# GUEST_CASES (default "numa slurm": tests/guest/*_cases.sh) and
+# GUEST_TIMEOUT (seconds a guest may run, default 170) narrow a run.
 set -u
 cd "$(dirname "$0")/../.."
 B=$(realpath "${BUILD:-build}")

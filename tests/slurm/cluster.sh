@@ -92,7 +92,7 @@ KillWait=5
 ReturnToService=2
 SchedulerParameters=sched_interval=1
 PlugStackConfig=$dir/plugstack.conf
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$C_CPUs Boards=$C_Boards SocketsPerBoard=$C_SocketsPerBoard CoresPerSocket=$C_CoresPerSocket ThreadsPerCore=$C_ThreadsPerCore RealMemory=$mem State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$C_CPUs Boards=${C_Boards:-1} SocketsPerBoard=$C_SocketsPerBoard CoresPerSocket=$C_CoresPerSocket ThreadsPerCore=$C_ThreadsPerCore RealMemory=$mem State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES:4
 CONF
 	echo "required $plugin $*" >"$dir/plugstack.conf"
