@@ -29,12 +29,12 @@ nodes=$(ls -d $sysnode/node[0-9]* | wc -l)
 cpu_list "$(cat $sysnode/node0/cpulist)"
 per_node=${#CPUS[@]}
 agent_pid() { agent_pid_of "$B/numalot" "$SOCK"; }
-# agent_cgroup: wait (bounded) for the agent to answer; AGENT becomes its
-# pid and AGENT_CG its cgroup (v2), CAPTURED 11 if that is a job's.
+# agent_cgroup SRUN_PID: wait, while that srun runs, for the agent to
+# answer; AGENT becomes its pid and AGENT_CG its cgroup (v2), CAPTURED 11
+# if that is a job's.
 agent_cgroup() {
-	local until=$((SECONDS + 40))
 	AGENT="" AGENT_CG="" CAPTURED=""
-	while [ -z "$AGENT_CG" ] && [ $SECONDS -lt $until ]; do
+	while [ -z "$AGENT_CG" ] && kill -0 "$1" 2>/dev/null; do
 		AGENT=$(agent_pid)
 		[ -n "$AGENT" ] && AGENT_CG=$(cut -d: -f3 /proc/"$AGENT"/cgroup 2>/dev/null)
 		sleep 0.2
@@ -71,7 +71,7 @@ check "Slurm runs its steps in cgroup v2 ($scope)" test -n "$scope"
 srun -Q -l --numalot=lbma --numalot-period=0.25 -n2 -c"$per_node" \
 	--cpu-bind=verbose,sockets "$W" --threads 2 --seconds 3 >step.out 2>&1 &
 job=$!
-agent_cgroup
+agent_cgroup $job
 wait $job
 check "a two-task step exits 0" test $? -eq 0
 node_mask() { printf 0x%x $(((1 << per_node) - 1 << $1 * per_node)); }
