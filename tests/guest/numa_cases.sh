@@ -84,7 +84,7 @@ policies="imar2 lbma"
 settle_s=7
 for policy in $policies; do
 	seconds=10
-	[ $policy = monitor ] && seconds=4
+	[ $policy = monitor ] && seconds=6
 	"$N" run --policy=$policy --period=0.25 --report=$policy.json -- \
 		numactl --membind=$data "$W" --threads "$workers" --mode memory \
 		--mem-mb 16 --seconds $seconds >$policy.out 2>&1 &

@@ -69,7 +69,7 @@ check "Slurm runs its steps in cgroup v2 ($scope)" test -n "$scope"
 # processes before it can send the report: the checks that need the
 # report are then TODOs of issue 11 too.
 srun -Q -l --numalot=lbma --numalot-period=0.25 -n2 -c"$per_node" \
-	--cpu-bind=verbose,sockets "$W" --threads 2 --seconds 3 >step.out 2>&1 &
+	--cpu-bind=verbose,sockets "$W" --threads 2 --seconds 6 >step.out 2>&1 &
 job=$!
 agent_cgroup $job
 wait $job
