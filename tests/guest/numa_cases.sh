@@ -105,9 +105,9 @@ for policy in $policies; do
 						echo "$((SECONDS - start)) $tid $list" && break
 				done <"$s"
 			done >>$policy.watch 2>/dev/null
-			# Once the busy threads' buffers (16 MiB each) are touched.
+			# Once half the busy threads' buffers (16 MiB each) are touched.
 			[ -z "$mem_pct" ] &&
-				mem_pct=$(anon_share_on $data $wp $((workers * 4096 * 9 / 10)) 2>/dev/null)
+				mem_pct=$(anon_share_on $data $wp $((workers * 4096 / 2)) 2>/dev/null)
 		fi
 		sleep 0.2
 	done
