@@ -178,6 +178,9 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 	free(line);
 	fclose(f);
 	*moved = w.moved;
+	/* Where its pages are changed: read numa_maps again next time. */
+	if (w.moved > 0)
+		proc_of(r, pid)->have_pages = 0;
 	if (rc == 0 && w.moved == 0 && w.bound_seen)
 		return -EPERM;
 	return rc;

@@ -30,19 +30,28 @@ pages_on() {
 # where it asked (numalot refuses to move it).
 "$N" run --policy=lbma --period=0.5 --report="$T/r.json" -- \
 	numactl --preferred=0 taskset -c "$cpus1" \
-	"$W" --threads 2 --seconds 6 --mode memory --mem-mb 64 >"$T/out" 2>&1 &
+	"$W" --threads 2 --seconds 12 --mode memory --mem-mb 64 >"$T/out" 2>&1 &
 run=$!
 w=""
 for _ in $(seq 100); do
-	w=$(pgrep -f -n "numalot-workload --threads 2 --seconds 6" || true)
+	w=$(pgrep -f -n "numalot-workload --threads 2 --seconds 12" || true)
 	[ -n "$w" ] && break
 	sleep 0.05
 done
-sleep 0.5
-before1=$(pages_on "$w" 1)
-before0=$(pages_on "$w" 0)
-sleep 4
-after1=$(pages_on "$w" 1)
+# Its memory touched (on node 0), then numalot's moves watched for, with
+# a bound: a loaded machine may be slow to do either.
+before0=0 before1=0 after1=0
+for _ in $(seq 100); do
+	before0=$(pages_on "$w" 0)
+	before1=$(pages_on "$w" 1)
+	[ "${before0:-0}" -gt 8192 ] && break
+	sleep 0.05
+done
+while kill -0 "$w" 2>/dev/null; do
+	after1=$(pages_on "$w" 1)
+	[ "${after1:-0}" -gt $((${before1:-0} + 4096)) ] && break
+	sleep 0.2
+done
 wait "$run"
 check "the workload ran under numalot" test -s "$T/r.json"
 check "its pages started on node 0 ($before0 there, $before1 on node 1)" \
