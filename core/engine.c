@@ -367,7 +367,8 @@ static void model_domain(struct nl_engine *e, struct edomain *d, double now)
 		t->here_share = 0;
 		t->has_oi = (pf.terms & NL_T_OI) != 0;
 		t->oi = pf.oi;
-		t->tput = (pf.terms & NL_T_OPS) ? pf.ops_per_s : pf.cpu_share;
+		t->tput_ops = (pf.terms & NL_T_OPS) != 0;
+		t->tput = t->tput_ops ? pf.ops_per_s : pf.cpu_share;
 		if (cpu >= 0 && cpu < topo->ncpus) {
 			nl_record_note(&t->record, topo->cpu_node[cpu], t->perf,
 				       now);

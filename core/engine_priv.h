@@ -23,6 +23,7 @@ struct ethread {
 	double pref_share, here_share; /* of its accesses: there, here */
 	int has_oi;
 	double oi, tput;
+	int tput_ops;	     /* tput is ops/s (not the CPU share) */
 	double hold_until_s; /* moved recently: the policy leaves it alone */
 	int has_share;
 	double cpu_share;

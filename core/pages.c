@@ -30,6 +30,7 @@ struct shape {
 	double pages[NL_MAX_NODES];   /* its pages by node */
 	double nthreads, npages, tput, oi_sum;
 	int n_oi;
+	int cpu_share_only; /* some thread's throughput is its CPU share */
 };
 
 /* The process's threads, throughput and pages; 0, or -1 to skip it. */
@@ -47,6 +48,7 @@ static int shape_of(struct nl_engine *e, const struct edomain *d, int pid,
 		sh->threads[topo->cpu_node[t->cpu]]++;
 		sh->nthreads++;
 		sh->tput += t->tput;
+		sh->cpu_share_only |= !t->tput_ops;
 		if (t->has_oi) {
 			sh->oi_sum += t->oi;
 			sh->n_oi++;
@@ -164,9 +166,11 @@ static int step_process(struct nl_engine *e, struct edomain *d,
 	elapsed = p->pg.last_s > 0 ? now - p->pg.last_s : pp->period_s;
 	p->pg.last_s = now;
 	if (p->pg.judge) {
-		/* The move did not pay: not again for a while. */
+		/* The move did not pay: not again for a while. Judged on
+		 * ops/s only: a CPU share says nothing of memory speed. */
 		p->pg.judge = 0;
-		if (sh.tput < pp->undo_threshold * p->pg.tput_before) {
+		if (!sh.cpu_share_only &&
+		    sh.tput < pp->undo_threshold * p->pg.tput_before) {
 			p->pg.failed++;
 			p->pg.hold_until_s = now + pp->page_hold_s;
 			return journal_pages(d, p->pid, -1, -1, 0, now,

@@ -106,5 +106,11 @@ int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where, size_t wherelen)
 		snprintf(where, wherelen, "cgroup v2 cpuset %s", v2);
 		rc = 0;
 	}
+	/* In the root cgroup of v2 (no cpuset files there): every CPU. */
+	if (rc != 0 && !strcmp(v2, "/")) {
+		hwloc_bitmap_fill(os);
+		snprintf(where, wherelen, "the root cgroup: every CPU");
+		rc = 0;
+	}
 	return rc;
 }

@@ -27,14 +27,16 @@ pages_on() {
 		"/proc/$1/numa_maps" 2>/dev/null
 }
 # --preferred, not --membind: memory the process bound itself is left
-# where it asked (numalot refuses to move it).
-"$N" run --policy=lbma --period=0.5 --report="$T/r.json" -- \
-	numactl --preferred=0 taskset -c "$cpus1" \
-	"$W" --threads 2 --seconds 12 --mode memory --mem-mb 64 >"$T/out" 2>&1 &
+# where it asked (numalot refuses to move it). Bound before numalot takes
+# it over, and kept there (--keep-bindings): its threads cannot go to the
+# data, so the data must come to them.
+numactl --preferred=0 taskset -c "$cpus1" \
+	"$N" run --policy=lbma --period=0.5 --keep-bindings --report="$T/r.json" \
+	-- "$W" --threads 2 --seconds 12 --mode memory --mem-mb 64 >"$T/out" 2>&1 &
 run=$!
 w=""
 for _ in $(seq 100); do
-	w=$(pgrep -f -n "numalot-workload --threads 2 --seconds 12" || true)
+	w=$(pgrep -f -n -- "^$W --threads 2 --seconds 12" || true)
 	[ -n "$w" ] && break
 	sleep 0.05
 done

@@ -4,7 +4,7 @@
 # Prints the guests' ok / not ok / skip lines, each guest's time, and one
 # closing line "guest: N passed, M failed, K skipped, J todo"; exits
 # non-zero when a check failed. A guest that cannot be had here is a skip.
-# GUEST_CASES (default "numa slurm": tests/guest/*_cases.sh) and
+# GUEST_CASES (default "numa slurm movepages": tests/guest/*_cases.sh) and
 # GUEST_TIMEOUT (seconds a guest may run, default 170) narrow a run.
 set -u
 cd "$(dirname "$0")/../.."
@@ -35,7 +35,7 @@ for nodes in 2 4; do
 	rm -rf "$share"
 	mkdir -p "$share"
 	cat >"$share/run" <<RUN
-export BUILD=$B GUEST_CASES="${GUEST_CASES:-numa slurm}"
+export BUILD=$B GUEST_CASES="${GUEST_CASES:-numa slurm movepages}"
 exec /bin/bash $PWD/tests/guest/inside.sh
 RUN
 	t0=$SECONDS
