@@ -31,19 +31,21 @@ pages_on() {
 # it over, and kept there (--keep-bindings): its threads cannot go to the
 # data, so the data must come to them.
 numactl --preferred=0 taskset -c "$cpus1" \
-	"$N" run --policy=lbma --period=0.5 --keep-bindings --report="$T/r.json" \
+	"$N" run --policy=lbma --period=3 --keep-bindings --report="$T/r.json" \
 	-- "$W" --threads 2 --seconds 12 --mode memory --mem-mb 64 >"$T/out" 2>&1 &
 run=$!
 w=""
-for _ in $(seq 100); do
+for _ in $(seq 300); do
 	w=$(pgrep -f -n -- "^$W --threads 2 --seconds 12" || true)
 	[ -n "$w" ] && break
 	sleep 0.05
 done
-# Its memory touched (on node 0), then numalot's moves watched for, with
-# a bound: a loaded machine may be slow to do either.
+check "the workload was found" test -n "$w"
+# Its memory touched (on node 0) before numalot's first step (3 s), then
+# numalot's moves watched for, with a bound: a loaded machine may be slow
+# to do either.
 before0=0 before1=0 after1=0
-for _ in $(seq 100); do
+for _ in $(seq 200); do
 	before0=$(pages_on "$w" 0)
 	before1=$(pages_on "$w" 1)
 	[ "${before0:-0}" -gt 8192 ] && break
