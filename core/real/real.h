@@ -72,6 +72,8 @@ int nl_real_budget_of(struct nl_machine *m, int pid, size_t *counted,
 
 /* How many threads the descriptor budget gives counters (node, user). */
 void nl_real_budget(struct nl_machine *m, size_t *node, size_t *per_uid);
+/* Set it (per_uid 0: no limit per user); node is kept within RLIMIT_NOFILE. */
+void nl_real_set_budget(struct nl_machine *m, size_t node, size_t per_uid);
 
 /* The backend in use (never AUTO). */
 enum nl_backend nl_real_backend(const struct nl_machine *m);

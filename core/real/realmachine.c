@@ -721,6 +721,14 @@ void nl_real_budget(struct nl_machine *m, size_t *node, size_t *per_uid)
 	*per_uid = R(m)->max_counted_per_uid;
 }
 
+void nl_real_set_budget(struct nl_machine *m, size_t node, size_t per_uid)
+{
+	struct real *r = R(m);
+	if (node < r->max_counted)
+		r->max_counted = node;
+	r->max_counted_per_uid = per_uid;
+}
+
 enum nl_backend nl_real_backend(const struct nl_machine *m)
 {
 	return ((const struct real *)m->priv)->o.backend;
