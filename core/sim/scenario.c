@@ -17,8 +17,11 @@
 
 #define MAX_PROCS 1000
 /* Limits checked before any work, so that a file cannot make numalot run
- * for hours or take gigabytes: threads in all, and when a process starts. */
+ * for hours or take gigabytes: threads in all and per CPU (the model's
+ * cost grows with the square of threads per CPU), and when a process
+ * starts. */
 #define MAX_THREADS 16384
+#define MAX_THREADS_PER_CPU 16
 #define MAX_START_S 86400.0
 #define MAX_FILE_BYTES (1 << 20)
 
@@ -584,9 +587,15 @@ static int parse_root(struct ctx *c, struct json_object *root,
 		if (rc < 0)
 			return rc;
 		threads += sc->procs[i].nthreads;
-		if (threads > MAX_THREADS)
-			return perr(c, "processes",
-				    "more than %d threads in all", MAX_THREADS);
+		if (threads > MAX_THREADS ||
+		    threads > (long)MAX_THREADS_PER_CPU * sc->topo->ncpus)
+			return perr(
+				c, "processes",
+				"%ld threads (so far) are too many: at most "
+				"%d per CPU (%d on this machine) and %d",
+				threads, MAX_THREADS_PER_CPU,
+				MAX_THREADS_PER_CPU * sc->topo->ncpus,
+				MAX_THREADS);
 	}
 	return 0;
 }
