@@ -144,7 +144,7 @@ deps:
 	@tests/guest/build.sh $(BUILD)/guest || [ $$? -eq 3 ]
 
 fuzz:
-	tests/fuzz/run-fuzz.sh $(BUILD) $(or $(FUZZ_SECONDS),60)
+	tests/fuzz/run-fuzz.sh $(BUILD) $(or $(FUZZ_SECONDS),10)
 
 FORMAT_SRC = $(wildcard core/*.[ch] core/*/*.[ch] spank/*.[ch] tests/unit/*.[ch] \
 	tests/bench/*.c tests/workload/*.c tests/fuzz/*.c)
