@@ -1,5 +1,6 @@
 /* numalotd: the per-node agent. A thin main over nl_agent_run. */
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,9 @@ int main(int argc, char **argv)
 	static const char *const levels[] = {"error", "warning", "info",
 					     "debug"};
 
+	/* Every period builds and frees the same arrays: keep the memory. */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	mallopt(M_MMAP_THRESHOLD, 16 << 20);
 	nl_agent_config_default(&c);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = strchr(a, '=');

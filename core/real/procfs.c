@@ -130,6 +130,27 @@ int nl_proc_read_stat(pid_t pid, pid_t tid, struct nl_task_stat *out)
 	return n == 0 ? -ESRCH : nl_proc_parse_stat(text, out);
 }
 
+int nl_proc_open_stat(pid_t pid, pid_t tid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
+		 (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : errno == ENOENT ? -ESRCH : -errno;
+}
+
+int nl_proc_pread_stat(int fd, struct nl_task_stat *out)
+{
+	char text[1024];
+	ssize_t n;
+	while ((n = pread(fd, text, sizeof(text) - 1, 0)) < 0 && errno == EINTR)
+		;
+	if (n <= 0)
+		return n == 0 || errno == ESRCH ? -ESRCH : -errno;
+	text[n] = 0;
+	return nl_proc_parse_stat(text, out);
+}
+
 static int cmp_pid(const void *a, const void *b)
 {
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;

@@ -19,6 +19,7 @@ struct rthread {
 	int placed;
 	unsigned gen; /* the refresh that last saw it */
 	int counted;  /* holds counter descriptors (the budget) */
+	int stat_fd; /* its stat file, kept open (counted), or -1 */
 	uid_t uid;    /* whose budget it counts against */
 	unsigned long long ticks, ticks_prev; /* utime+stime (no counters) */
 	double ticks_t_prev;
@@ -38,6 +39,7 @@ struct rproc {
 	double pages[NL_MAX_NODES];
 	int have_pages;
 	int refresh;	   /* part of the refresh under way */
+	int pidfd;	   /* for waiting on its end (0: not open) */
 	double children_t; /* last scan of every thread's children */
 };
 

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,6 +79,9 @@ void nl_real_thread_drop(struct real *r, struct rthread *t)
 	}
 	nl_counters_close(t->ctr);
 	t->ctr = NULL;
+	if (t->stat_fd > 0)
+		close(t->stat_fd);
+	t->stat_fd = -1;
 	hwloc_bitmap_free(t->orig_os);
 	hwloc_bitmap_free(t->allowed);
 	hwloc_bitmap_free(t->affinity);
@@ -118,6 +123,9 @@ static void open_counters(struct real *r, struct rproc *p, struct rthread *t)
 	t->counted = 1;
 	r->counted++;
 	u->n++;
+	/* Its stat file too, within the same budget (one more descriptor). */
+	int fd = nl_proc_open_stat(t->pid, t->tid);
+	t->stat_fd = fd >= 0 ? fd : -1;
 	/* latency samples by the decision topology's nodes */
 	nl_counters_set_node_map(t->ctr, r->m.topo->node_os, r->m.topo->nnodes);
 }
@@ -127,6 +135,7 @@ static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
 		       pid_t tid, const struct nl_task_stat *st)
 {
 	memset(t, 0, sizeof(*t));
+	t->stat_fd = -1;
 	t->tid = tid;
 	t->pid = p->info.pid;
 	t->start = st->starttime;
@@ -249,7 +258,12 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 	for (size_t k = 0; k < nt; k++) {
 		struct nl_task_stat st;
 		struct rthread *t = find_in(r->th, nsorted, tids[k]);
-		rc = nl_proc_read_stat(p->info.pid, tids[k], &st);
+		rc = t && t->stat_fd >= 0 ? nl_proc_pread_stat(t->stat_fd, &st)
+					  : -EBADF;
+		if (rc == -ESRCH && t) /* that thread ended: its tid reused */
+			st.starttime = 0;
+		if (rc < 0)
+			rc = nl_proc_read_stat(p->info.pid, tids[k], &st);
 		if (rc < 0 && rc != -ESRCH && t && t->start) {
 			t->gen = r->gen; /* could not read it now: keep it */
 			continue;
@@ -502,10 +516,18 @@ static int r_release(struct nl_machine *m, int tid)
 	return rc;
 }
 
+/*
+ * Sleep until the deadline or until a managed process ends, whichever is
+ * first: one wake-up a period (pidfds), not one every WAIT_SLICE_S (which
+ * cost more than the period's own work on a virtual machine). Slices are
+ * the fallback where pidfds do not tell (no pidfd, a leader that ended
+ * before its threads).
+ */
 static int r_wait(struct nl_machine *m, double seconds)
 {
 	struct real *r = R(m);
 	double end = nl_mono_s() + seconds;
+	int use_pidfd = 1;
 
 	for (;;) {
 		int running = 0;
@@ -519,6 +541,45 @@ static int r_wait(struct nl_machine *m, double seconds)
 		double left = end - nl_mono_s();
 		if (left <= 0)
 			return 1;
+		struct pollfd *pf = use_pidfd ? calloc(r->nprocs, sizeof(*pf))
+					      : NULL;
+		size_t n = 0;
+		for (size_t i = 0; pf && i < r->nprocs; i++) {
+			struct rproc *p = &r->procs[i];
+			if (p->info.end_s >= 0)
+				continue;
+			if (p->pidfd <= 0)
+				p->pidfd = (int)syscall(SYS_pidfd_open,
+							p->info.pid, 0);
+			if (p->pidfd <= 0) {
+				n = 0;
+				break;
+			}
+			pf[n++] = (struct pollfd){p->pidfd, POLLIN, 0};
+		}
+		if (n) {
+			int rc = poll(pf, n, (int)(left * 1e3) + 1);
+			int readable = 0;
+			for (size_t i = 0; rc > 0 && i < n; i++)
+				readable |= (pf[i].revents & POLLIN) != 0;
+			free(pf);
+			if (readable) {
+				/* An end the kernel told of: noted next round;
+				 * if it is not one (a leader gone before its
+				 * threads), slices from now on. */
+				int before = 0, after = 0;
+				for (size_t i = 0; i < r->nprocs; i++)
+					before += r->procs[i].info.end_s < 0;
+				nl_real_note_ends(r);
+				for (size_t i = 0; i < r->nprocs; i++)
+					after += r->procs[i].info.end_s < 0;
+				if (after == before)
+					use_pidfd = 0;
+			}
+			continue; /* a signal (stop) ends the poll early */
+		}
+		free(pf);
+		use_pidfd = 0;
 		if (left > WAIT_SLICE_S)
 			left = WAIT_SLICE_S;
 		struct timespec ts = {(time_t)left,
@@ -577,6 +638,8 @@ static void r_destroy(struct nl_machine *m)
 	for (size_t i = 0; i < r->nth; i++)
 		nl_real_thread_drop(r, &r->th[i]);
 	for (size_t i = 0; i < r->nprocs; i++) {
+		if (r->procs[i].pidfd > 0)
+			close(r->procs[i].pidfd);
 		hwloc_bitmap_free(r->procs[i].orig_os);
 		hwloc_bitmap_free(r->procs[i].pinned_os);
 		hwloc_bitmap_free(r->procs[i].alloc_os);
@@ -685,7 +748,7 @@ int nl_real_create(const struct nl_topology *topo,
 	}
 	{
 		size_t reserve = o->fd_reserve ? o->fd_reserve : 64;
-		size_t per = r->o.backend == NL_BACKEND_SOFTWARE ? 4 : 8;
+		size_t per = r->o.backend == NL_BACKEND_SOFTWARE ? 5 : 9;
 		size_t lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
 					     rl.rlim_cur != RLIM_INFINITY
 				     ? (size_t)rl.rlim_cur
