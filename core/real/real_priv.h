@@ -19,7 +19,7 @@ struct rthread {
 	int placed;
 	unsigned gen; /* the refresh that last saw it */
 	int counted;  /* holds counter descriptors (the budget) */
-	int stat_fd; /* its stat file, kept open (counted), or -1 */
+	int stat_fd;  /* its stat file, kept open (counted), or -1 */
 	uid_t uid;    /* whose budget it counts against */
 	unsigned long long ticks, ticks_prev; /* utime+stime (no counters) */
 	double ticks_t_prev;

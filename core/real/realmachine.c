@@ -541,8 +541,8 @@ static int r_wait(struct nl_machine *m, double seconds)
 		double left = end - nl_mono_s();
 		if (left <= 0)
 			return 1;
-		struct pollfd *pf = use_pidfd ? calloc(r->nprocs, sizeof(*pf))
-					      : NULL;
+		struct pollfd *pf =
+			use_pidfd ? calloc(r->nprocs, sizeof(*pf)) : NULL;
 		size_t n = 0;
 		for (size_t i = 0; pf && i < r->nprocs; i++) {
 			struct rproc *p = &r->procs[i];

@@ -48,12 +48,20 @@ static void play(struct churn *c, int want100, int want200)
 	size_t n = 0;
 	if (want100 && c->step == 0)
 		for (int i = 0; i < 5; i++)
-			c->live[n++] = (struct nl_thread_info){100 + i, 100, 1,
-							       0, c->all};
+			c->live[n++] =
+				(struct nl_thread_info){.tid = 100 + i,
+							.pid = 100,
+							.start_time = 1,
+							.cpu = 0,
+							.allowed = c->all};
 	if (want200)
 		for (int i = 0; i < CHURN; i++)
 			c->live[n++] = (struct nl_thread_info){
-				1000 + c->step * CHURN + i, 200, 1, 1, c->all};
+				.tid = 1000 + c->step * CHURN + i,
+				.pid = 200,
+				.start_time = 1,
+				.cpu = 1,
+				.allowed = c->all};
 	c->nlive = n;
 }
 

@@ -1,7 +1,8 @@
 /*
  * numalot-workload: a real multithreaded program for tests and the demo.
  *
- *   numalot-workload [--threads N] [--seconds S] [--mode compute|memory|mixed|idle]
+ *   numalot-workload [--threads N] [--seconds S] [--mode
+ * compute|memory|mixed|idle]
  *                    [--mem-mb M] [--late N] [--short N] [--exit-code K]
  *
  * Each thread runs for S seconds: compute (floating-point loop), memory
@@ -154,11 +155,11 @@ int main(int argc, char **argv)
 						"compute, memory, mixed or "
 						"idle\n");
 		} else {
-			fprintf(stderr,
-				"usage: numalot-workload [--threads N] "
-				"[--seconds S] [--mode compute|memory|mixed|idle] "
-				"[--mem-mb M] [--late N] [--short N] "
-				"[--exit-code K]\n");
+			fprintf(stderr, "usage: numalot-workload [--threads N] "
+					"[--seconds S] [--mode "
+					"compute|memory|mixed|idle] "
+					"[--mem-mb M] [--late N] [--short N] "
+					"[--exit-code K]\n");
 			return 2;
 		}
 		if (rc)
