@@ -725,19 +725,67 @@ double nl_engine_next_due(const struct nl_engine *e)
 	return t;
 }
 
+/*
+ * Due domains are stepped a batch at a time, the longest overdue first, up
+ * to about this many threads: the rest stay due for the next call, so that
+ * the agent answers its socket in between whatever the load
+ * (docs/protocol.md).
+ */
+#define DUE_BATCH_THREADS 4096
+
+struct due_domain {
+	int id;
+	double due_s;
+	size_t threads;
+};
+
+static int cmp_due(const void *a, const void *b)
+{
+	const struct due_domain *x = a, *y = b;
+	return (x->due_s > y->due_s) - (x->due_s < y->due_s);
+}
+
 double nl_engine_step_due(struct nl_engine *e)
 {
 	double now = e->m->ops->now(e->m);
 	int *due = malloc(sizeof(int) * (e->ndomains + 1));
+	struct due_domain *dd = calloc(e->ndomains + 1, sizeof(*dd));
 	struct ethread **fresh = NULL;
-	size_t ndue = 0, nfresh = 0;
+	size_t ndue = 0, nfresh = 0, nd = 0, threads = 0;
 	int rc;
 
-	if (!due)
+	if (!due || !dd) {
+		free(due);
+		free(dd);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < e->ndomains; i++)
 		if (e->domains[i].next_due_s <= now + DUE_SLACK_S)
-			due[ndue++] = e->domains[i].id;
+			dd[nd++] = (struct due_domain){
+				e->domains[i].id, e->domains[i].next_due_s, 0};
+	if (e->m->ops->threads_of && nd > 1) {
+		/* How many threads each due domain has, for the batch. */
+		qsort(dd, nd, sizeof(*dd), cmp_due);
+		for (size_t i = 0; i < nd; i++)
+			due[i] = dd[i].id;
+		qsort(due, nd, sizeof(int), cmp_int);
+		for (size_t i = 0; i < e->nlive; i++) {
+			int *k = bsearch(&e->live[i]->domain, due, nd,
+					 sizeof(int), cmp_int);
+			for (size_t j = 0; k && j < nd; j++)
+				if (dd[j].id == *k) {
+					dd[j].threads++;
+					break;
+				}
+		}
+	}
+	for (size_t i = 0; i < nd; i++) {
+		if (ndue && threads + dd[i].threads > DUE_BATCH_THREADS)
+			break;
+		threads += dd[i].threads;
+		due[ndue++] = dd[i].id;
+	}
+	free(dd);
 	qsort(due, ndue, sizeof(int), cmp_int);
 	if (e->m->ops->threads_of && ndue < e->ndomains) {
 		/* Only what is due is read (docs/architecture.md). */
@@ -750,19 +798,16 @@ double nl_engine_step_due(struct nl_engine *e)
 		if (rc == 0)
 			sample_threads(e, e->live, e->nlive);
 	}
-	free(due);
-	if (rc < 0)
-		return rc;
-	for (size_t i = 0; i < e->ndomains; i++) {
+	for (size_t i = 0; rc == 0 && i < e->ndomains; i++) {
 		struct edomain *d = &e->domains[i];
-		if (d->next_due_s <= now + DUE_SLACK_S) {
-			rc = step_domain(e, d, now);
-			if (rc < 0)
-				return rc;
+		if (!bsearch(&d->id, due, ndue, sizeof(int), cmp_int))
+			continue;
+		rc = step_domain(e, d, now);
+		if (rc == 0)
 			read_pages(e, d);
-		}
 	}
-	return nl_engine_next_due(e);
+	free(due);
+	return rc < 0 ? rc : nl_engine_next_due(e);
 }
 
 int nl_engine_run(struct nl_engine *e)
