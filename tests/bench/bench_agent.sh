@@ -43,13 +43,16 @@ for _ in range(n):
         c.settimeout(10)
         c.connect(path)
         c.sendall(struct.pack(">I", len(body)) + body)
-        hdr = b""
-        while len(hdr) < 4:
-            hdr += c.recv(4 - len(hdr))
-        need = struct.unpack(">I", hdr)[0]
-        got = b""
-        while len(got) < need:
-            got += c.recv(need - len(got))
+        def take(k):
+            b = b""
+            while len(b) < k:
+                part = c.recv(k - len(b))
+                if not part:
+                    raise OSError("closed")
+                b += part
+            return b
+        need = struct.unpack(">I", take(4))[0]
+        take(need)
         c.close()
         ms.append((time.monotonic() - t0) * 1e3)
     except OSError:
