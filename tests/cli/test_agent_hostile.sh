@@ -114,9 +114,11 @@ PY
 		pids+=($pp)
 		for _ in $(seq 100); do [ -s "$T/pub/stop.tid" ] && break; sleep 0.02; done
 		tid=$(cat "$T/pub/stop.tid")
-		req "$S" "{\"v\":1,\"op\":\"register\",\"job\":2,\"step\":$try,\"uid\":0,\"pid\":$pp,\"policy\":\"lbma\",\"cpus\":\"0-1\",\"period\":3}" >/dev/null
+		req "$S" "{\"v\":1,\"op\":\"register\",\"job\":2,\"step\":$try,\"uid\":0,\"pid\":$pp,\"policy\":\"lbma\",\"cpus\":\"0-1\",\"period\":3,\"params\":{\"profile\":\"paper\"}}" >/dev/null
+		pinned_first=""
 		for _ in $(seq 100); do
-			grep -q 'Cpus_allowed_list:[[:space:]]*[0-9]*$' /proc/$pp/task/$tid/status 2>/dev/null && break
+			grep -q 'Cpus_allowed_list:[[:space:]]*[0-9]*$' /proc/$pp/task/$tid/status 2>/dev/null &&
+				pinned_first=1 && break
 			sleep 0.05
 		done
 		touch "$T/pub/stop"
@@ -125,7 +127,7 @@ PY
 		taskset -c 1 sleep 30 &
 		sp=$!
 		pids+=($sp)
-		if [ "$sp" = "$tid" ]; then
+		if [ "$sp" = "$tid" ] && [ -n "$pinned_first" ]; then
 			reused=$((reused + 1))
 			req "$S" "{\"v\":1,\"op\":\"unregister\",\"job\":2,\"step\":$try,\"uid\":0}" >/dev/null
 			grep -q 'Cpus_allowed_list:[[:space:]]*1$' /proc/$sp/status && kept=$((kept + 1))
