@@ -8,8 +8,15 @@ N=${NUMALOT:-build/numalot}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../lib.sh"
-# Each run is bounded: 20 s, 512 MiB of address space.
-bounded() { (ulimit -v 524288; timeout 20 "$N" "$@"); }
+# Each run is bounded: 20 s, and 512 MiB of address space (not under
+# ASan, which reserves terabytes of shadow address space up front).
+bounded() {
+	if [ "${SAN:-}" = 1 ]; then
+		timeout 20 "$N" "$@"
+	else
+		(ulimit -v 524288 && timeout 20 "$N" "$@")
+	fi
+}
 # scenario TOPOLOGY CPUS [START_S] [THREADS] [PROCS]
 scenario() {
 	python3 -c "
