@@ -221,13 +221,41 @@ for i in $(seq 150); do
 	pids+=($!)
 	req "$S" "{\"v\":1,\"op\":\"register\",\"job\":$((1000 + i)),\"step\":0,\"uid\":0,\"pid\":$!,\"policy\":\"monitor\",\"cpus\":\"0\",\"period\":0.5}" >/dev/null
 done
-worst=0
-for _ in $(seq 20); do
-	ms=$(hello_ms "$S")
-	[ "$ms" -gt "$worst" ] && worst=$ms
-	sleep 0.05
-done
-check "4: with 150 steps, hello within 300 ms (worst $worst ms)" test "$worst" -lt 300
+# Timed from connect to the reply's last byte, by one client process (no
+# program start counted): 610-730 ms with 150 steps before issue 14.
+worst=$(python3 - "$S" <<'PY'
+import socket, struct, sys, time
+body = b'{"v":1,"op":"hello"}'
+worst = 0
+for _ in range(20):
+    t0 = time.monotonic()
+    c = socket.socket(socket.AF_UNIX)
+    c.settimeout(10)
+    try:
+        c.connect(sys.argv[1])
+        c.sendall(struct.pack(">I", len(body)) + body)
+        b = b""
+        while len(b) < 4:
+            part = c.recv(4 - len(b))
+            if not part:
+                raise OSError("closed")
+            b += part
+        need = struct.unpack(">I", b)[0]
+        while len(b) < 4 + need:
+            part = c.recv(4 + need - len(b))
+            if not part:
+                raise OSError("closed")
+            b += part
+        ms = (time.monotonic() - t0) * 1e3
+    except OSError:
+        ms = 99999
+    c.close()
+    worst = max(worst, ms)
+    time.sleep(0.05)
+print(int(worst))
+PY
+)
+check "4: with 150 steps, hello within 500 ms (worst $worst ms)" test "$worst" -lt 500
 
 # 6. SIGTERM: each step's report goes to its user before the agent leaves.
 start_nobody p6 "$W" --threads 3 --seconds 30
@@ -251,7 +279,12 @@ for i in $(seq 10); do
 	"$D" --socket="$T/s7/s.sock" --idle-exit=1 2>"$T/a7b.log" &
 	y=$!
 	pids+=($x $y)
-	sleep 0.5
+	# Until one serves and the other has exited or served (bounded).
+	for _ in $(seq 200); do
+		n=$(cat "$T/a7a.log" "$T/a7b.log" | grep -c serving)
+		[ "$n" -ge 1 ] && { ! kill -0 $x 2>/dev/null || ! kill -0 $y 2>/dev/null || [ "$n" -ge 2 ]; } && break
+		sleep 0.05
+	done
 	[ "$(cat "$T/a7a.log" "$T/a7b.log" | grep -c serving)" -eq 1 ] || both=$((both + 1))
 	kill $x $y 2>/dev/null
 	wait $x $y 2>/dev/null
