@@ -35,7 +35,7 @@ LIB := $(BUILD)/libnumalot.a
 NUMALOT := $(BUILD)/numalot
 SLURM_PLUGIN_DIR ?= $(firstword $(wildcard /usr/lib/*/slurm-wlm /usr/lib64/slurm /usr/lib/slurm) /usr/lib/slurm)
 SPANK_SRC := spank/numalot.c spank/agentctl.c spank/site.c core/agent/protocol.c \
-	core/util.c
+	core/agent/rwrite.c core/util.c
 SPANK := $(BUILD)/numalot.so
 NUMALOTD := $(BUILD)/numalotd
 WORKLOAD := $(BUILD)/numalot-workload
@@ -75,7 +75,8 @@ $(NUMALOTD): $(BUILD)/core/agent/numalotd.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NL_LIBS)
 
 # The SPANK plugin: no -lslurm, the spank_* symbols come from the loader.
-$(SPANK): $(SPANK_SRC) $(wildcard spank/*.h) core/agent/protocol.h $(PREFIX_STAMP)
+$(SPANK): $(SPANK_SRC) $(wildcard spank/*.h) core/agent/protocol.h \
+	core/agent/rwrite.h $(PREFIX_STAMP)
 	$(CC) $(NL_CFLAGS) -Ispank $(CFLAGS) -fPIC -shared \
 		-DNUMALOT_AGENT_PATH='"$(PREFIX)/sbin/numalotd"' -o $@ \
 		$(SPANK_SRC) $(shell pkg-config --libs json-c)
@@ -143,7 +144,7 @@ deps:
 	@tests/guest/build.sh $(BUILD)/guest || [ $$? -eq 3 ]
 
 fuzz:
-	tests/fuzz/run-fuzz.sh $(BUILD) $(or $(FUZZ_SECONDS),60)
+	tests/fuzz/run-fuzz.sh $(BUILD) $(or $(FUZZ_SECONDS),10)
 
 FORMAT_SRC = $(wildcard core/*.[ch] core/*/*.[ch] spank/*.[ch] tests/unit/*.[ch] \
 	tests/bench/*.c tests/workload/*.c tests/fuzz/*.c)

@@ -170,54 +170,82 @@ static int adopt(struct nl_engine *e, int pid)
 	return -1;
 }
 
-/* Forget the oldest ended threads past NL_MAX_ENDED_THREADS. */
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * Forget the oldest ended threads of each domain past
+ * NL_MAX_ENDED_THREADS: a cap per domain, so that one job's churn never
+ * erases another's records (docs/architecture.md).
+ */
 static void forget_ended(struct nl_engine *e)
 {
-	size_t ended = e->nall - e->nlive, j = 0;
+	size_t ended = e->nall - e->nlive, j = 0, nd = e->ndomains;
+	int *ids;
+	size_t *count;
 
-	if (ended <= NL_MAX_ENDED_THREADS)
+	/* No domain can be over the cap while all of them together are not;
+	 * and nothing changed since the last look if no more ended. */
+	if (ended <= NL_MAX_ENDED_THREADS || ended == e->ended_seen)
 		return;
+	ids = malloc(sizeof(int) * (nd + 1));
+	count = calloc(nd + 1, sizeof(size_t));
+	if (!ids || !count)
+		goto out;
+	for (size_t i = 0; i < nd; i++)
+		ids[i] = e->domains[i].id;
+	qsort(ids, nd, sizeof(int), cmp_int);
+	for (size_t i = 0; i < e->nall; i++) {
+		int *k = bsearch(&e->all[i]->domain, ids, nd, sizeof(int),
+				 cmp_int);
+		if (k && !e->all[i]->alive)
+			count[k - ids]++;
+	}
 	for (size_t i = 0; i < e->nall; i++) {
 		struct ethread *t = e->all[i];
-		if (!t->alive && ended > NL_MAX_ENDED_THREADS) {
+		int *k = t->alive ? NULL
+				  : bsearch(&t->domain, ids, nd, sizeof(int),
+					    cmp_int);
+		if (k && count[k - ids] > NL_MAX_ENDED_THREADS) {
 			struct edomain *d = nl_engine_domain(e, t->domain);
 			if (d)
 				d->threads_dropped++;
 			hwloc_bitmap_free(t->allowed);
 			free(t);
-			ended--;
+			count[k - ids]--;
 			continue;
 		}
 		e->all[j++] = t;
 	}
 	e->nall = j;
+	e->ended_seen = e->nall - e->nlive;
+out:
+	free(ids);
+	free(count);
 }
 
-/* Step 1: merge the machine's thread list into ours (both sorted by tid). */
-static int refresh_threads(struct nl_engine *e)
+/* Merge the machine's threads ti (sorted by tid) with the engine's old
+ * (sorted by tid) into a new list (sorted). Old threads not in ti ended. */
+static int merge_threads(struct nl_engine *e, struct ethread **old, size_t nold,
+			 const struct nl_thread_info *ti, size_t n,
+			 struct ethread **live, size_t *nlive)
 {
-	const struct nl_thread_info *ti;
-	size_t n, j = 0, nl = 0;
-	struct ethread **live;
+	size_t j = 0, nl = 0;
 	double now = e->m->ops->now(e->m);
-	int rc = e->m->ops->threads(e->m, &ti, &n);
-
-	if (rc < 0)
-		return rc;
-	live = malloc(sizeof(*live) * (n + 1));
-	if (!live)
-		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		int domain = domain_of_pid(e, ti[i].pid);
 		if (domain < 0)
 			domain = adopt(e, ti[i].pid);
 		if (domain < 0)
 			continue;
-		while (j < e->nlive && e->live[j]->tid < ti[i].tid)
-			e->live[j++]->alive = 0;
+		while (j < nold && old[j]->tid < ti[i].tid)
+			old[j++]->alive = 0;
 		struct ethread *t = NULL;
-		if (j < e->nlive && e->live[j]->tid == ti[i].tid) {
-			t = e->live[j++];
+		if (j < nold && old[j]->tid == ti[i].tid) {
+			t = old[j++];
 			/* Same tid, other start time: a new thread. */
 			if (t->start_time != ti[i].start_time) {
 				t->alive = 0;
@@ -226,17 +254,37 @@ static int refresh_threads(struct nl_engine *e)
 		}
 		if (!t)
 			t = thread_new(e, &ti[i], domain);
-		if (!t) {
-			free(live);
+		if (!t)
 			return -ENOMEM;
-		}
 		t->cpu = ti[i].cpu;
 		t->alive = 1;
 		t->last_seen_s = now;
 		live[nl++] = t;
 	}
-	while (j < e->nlive)
-		e->live[j++]->alive = 0;
+	while (j < nold)
+		old[j++]->alive = 0;
+	*nlive = nl;
+	return 0;
+}
+
+/* Step 1: merge the machine's thread list into ours (both sorted by tid). */
+static int refresh_threads(struct nl_engine *e)
+{
+	const struct nl_thread_info *ti;
+	size_t n, nl = 0;
+	struct ethread **live;
+	int rc = e->m->ops->threads(e->m, &ti, &n);
+
+	if (rc < 0)
+		return rc;
+	live = malloc(sizeof(*live) * (n + 1));
+	if (!live)
+		return -ENOMEM;
+	rc = merge_threads(e, e->live, e->nlive, ti, n, live, &nl);
+	if (rc < 0) {
+		free(live);
+		return rc;
+	}
 	free(e->live);
 	e->live = live;
 	e->nlive = nl;
@@ -244,12 +292,82 @@ static int refresh_threads(struct nl_engine *e)
 	return 0;
 }
 
-/* Step 2: add each live thread's counters since the last wake. */
-static void sample_threads(struct nl_engine *e)
+/*
+ * Step 1 for the due domains only (ids sorted), when the machine can
+ * refresh some processes: the others' threads are neither read nor
+ * touched, so that many steps cost each only their own threads. The
+ * refreshed threads go to *fresh (sorted by tid) for sampling.
+ */
+static int refresh_due(struct nl_engine *e, const int *due, size_t ndue,
+		       struct ethread ***fresh, size_t *nfresh)
 {
-	const struct nl_topology *topo = e->m->topo;
+	const struct nl_thread_info *ti;
+	size_t n, np = 0, nold = 0, nkeep = 0, nnew = 0, k = 0, f = 0;
+	int *pids = malloc(sizeof(int) * (e->nprocs + 1));
+	struct ethread **old = malloc(sizeof(*old) * (e->nlive + 1));
+	struct ethread **keep = malloc(sizeof(*keep) * (e->nlive + 1));
+	struct ethread **live = NULL, **got = NULL;
+	int rc = -ENOMEM;
+
+	if (!pids || !old || !keep)
+		goto out;
+	for (size_t i = 0; i < e->nprocs; i++)
+		if (bsearch(&e->procs[i].domain, due, ndue, sizeof(int),
+			    cmp_int))
+			pids[np++] = e->procs[i].pid;
+	rc = e->m->ops->threads_of(e->m, pids, np, &ti, &n);
+	if (rc < 0)
+		goto out;
 	for (size_t i = 0; i < e->nlive; i++) {
 		struct ethread *t = e->live[i];
+		if (bsearch(&t->domain, due, ndue, sizeof(int), cmp_int))
+			old[nold++] = t;
+		else
+			keep[nkeep++] = t;
+	}
+	got = malloc(sizeof(*got) * (n + 1));
+	live = malloc(sizeof(*live) * (nkeep + n + 1));
+	rc = -ENOMEM;
+	if (!got || !live)
+		goto out;
+	rc = merge_threads(e, old, nold, ti, n, got, &nnew);
+	if (rc < 0)
+		goto out;
+	/* Both sorted by tid: merge. A kept thread whose tid the machine
+	 * now shows in a refreshed process has ended (a reused tid). */
+	for (size_t i = 0; i < nkeep || k < nnew;) {
+		if (k < nnew && i < nkeep && keep[i]->tid == got[k]->tid) {
+			keep[i++]->alive = 0;
+			continue;
+		}
+		if (k < nnew && (i == nkeep || got[k]->tid < keep[i]->tid))
+			live[f++] = got[k++];
+		else
+			live[f++] = keep[i++];
+	}
+	free(e->live);
+	e->live = live;
+	e->nlive = f;
+	live = NULL;
+	*fresh = got;
+	*nfresh = nnew;
+	got = NULL;
+	forget_ended(e);
+out:
+	free(pids);
+	free(old);
+	free(keep);
+	free(live);
+	free(got);
+	return rc;
+}
+
+/* Step 2: add each thread's counters since the last wake. */
+static void sample_threads(struct nl_engine *e, struct ethread **th, size_t n)
+{
+	const struct nl_topology *topo = e->m->topo;
+	for (size_t i = 0; i < n; i++) {
+		struct ethread *t = th[i];
 		struct nl_sample s;
 		memset(&s, 0, sizeof(s));
 		s.cpu = -1;
@@ -608,24 +726,89 @@ double nl_engine_next_due(const struct nl_engine *e)
 	return t;
 }
 
+/*
+ * Due domains are stepped a batch at a time, the longest overdue first, up
+ * to about this many threads: the rest stay due for the next call, so that
+ * the agent answers its socket in between whatever the load
+ * (docs/protocol.md).
+ */
+#define DUE_BATCH_THREADS 4096
+
+struct due_domain {
+	int id;
+	double due_s;
+	size_t threads;
+};
+
+static int cmp_due(const void *a, const void *b)
+{
+	const struct due_domain *x = a, *y = b;
+	return (x->due_s > y->due_s) - (x->due_s < y->due_s);
+}
+
 double nl_engine_step_due(struct nl_engine *e)
 {
 	double now = e->m->ops->now(e->m);
-	int rc = refresh_threads(e);
+	int *due = malloc(sizeof(int) * (e->ndomains + 1));
+	struct due_domain *dd = calloc(e->ndomains + 1, sizeof(*dd));
+	struct ethread **fresh = NULL;
+	size_t ndue = 0, nfresh = 0, nd = 0, threads = 0;
+	int rc;
 
-	if (rc < 0)
-		return rc;
-	sample_threads(e);
-	for (size_t i = 0; i < e->ndomains; i++) {
-		struct edomain *d = &e->domains[i];
-		if (d->next_due_s <= now + DUE_SLACK_S) {
-			rc = step_domain(e, d, now);
-			if (rc < 0)
-				return rc;
-			read_pages(e, d);
+	if (!due || !dd) {
+		free(due);
+		free(dd);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < e->ndomains; i++)
+		if (e->domains[i].next_due_s <= now + DUE_SLACK_S)
+			dd[nd++] = (struct due_domain){
+				e->domains[i].id, e->domains[i].next_due_s, 0};
+	if (e->m->ops->threads_of && nd > 1) {
+		/* How many threads each due domain has, for the batch. */
+		qsort(dd, nd, sizeof(*dd), cmp_due);
+		for (size_t i = 0; i < nd; i++)
+			due[i] = dd[i].id;
+		qsort(due, nd, sizeof(int), cmp_int);
+		for (size_t i = 0; i < e->nlive; i++) {
+			int *k = bsearch(&e->live[i]->domain, due, nd,
+					 sizeof(int), cmp_int);
+			for (size_t j = 0; k && j < nd; j++)
+				if (dd[j].id == *k) {
+					dd[j].threads++;
+					break;
+				}
 		}
 	}
-	return nl_engine_next_due(e);
+	for (size_t i = 0; i < nd; i++) {
+		if (ndue && threads + dd[i].threads > DUE_BATCH_THREADS)
+			break;
+		threads += dd[i].threads;
+		due[ndue++] = dd[i].id;
+	}
+	free(dd);
+	qsort(due, ndue, sizeof(int), cmp_int);
+	if (e->m->ops->threads_of && ndue < e->ndomains) {
+		/* Only what is due is read (docs/architecture.md). */
+		rc = refresh_due(e, due, ndue, &fresh, &nfresh);
+		if (rc == 0)
+			sample_threads(e, fresh, nfresh);
+		free(fresh);
+	} else {
+		rc = refresh_threads(e);
+		if (rc == 0)
+			sample_threads(e, e->live, e->nlive);
+	}
+	for (size_t i = 0; rc == 0 && i < e->ndomains; i++) {
+		struct edomain *d = &e->domains[i];
+		if (!bsearch(&d->id, due, ndue, sizeof(int), cmp_int))
+			continue;
+		rc = step_domain(e, d, now);
+		if (rc == 0)
+			read_pages(e, d);
+	}
+	free(due);
+	return rc < 0 ? rc : nl_engine_next_due(e);
 }
 
 int nl_engine_run(struct nl_engine *e)
@@ -645,7 +828,7 @@ int nl_engine_run(struct nl_engine *e)
 		/* A last look, so the journal sees how everything ended. */
 		int rc = refresh_threads(e);
 		if (rc == 0)
-			sample_threads(e);
+			sample_threads(e, e->live, e->nlive);
 	}
 	nl_engine_release(e, -1);
 	return more < 0 ? more : 0;

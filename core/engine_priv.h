@@ -105,6 +105,7 @@ struct nl_engine {
 	size_t nprocs;
 	struct nl_plan plan;
 	double start_s;
+	size_t ended_seen; /* ended threads at forget_ended's last look */
 };
 
 /* A long-lived job must not make the journal (and its report) grow

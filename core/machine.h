@@ -73,6 +73,14 @@ struct nl_machine_ops {
 	/* Stop managing pid and forget its threads (optional, may be NULL). */
 	int (*forget)(struct nl_machine *m, int pid);
 	void (*destroy)(struct nl_machine *m);
+	/*
+	 * Optional (may be NULL): like threads, but refresh and return only
+	 * the threads of the processes in pids (and of the children they
+	 * started), so that a domain that is due costs only its own threads
+	 * (docs/architecture.md). Other processes' threads stay as they were.
+	 */
+	int (*threads_of)(struct nl_machine *m, const int *pids, size_t npids,
+			  const struct nl_thread_info **out, size_t *n);
 };
 
 struct nl_machine {

@@ -1,10 +1,14 @@
 /* numalot: topology from hwloc (live machine, XML file, synthetic). */
 #include "topology.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sample.h"
 #include "util.h"
@@ -13,6 +17,76 @@ static int ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Limits checked before hwloc builds anything: an XML file's size, a
+ * synthetic description's processing units (the node limit is
+ * NL_MAX_NODES), an OS CPU number in a list. */
+#define XML_MAX_BYTES (16 * 1024 * 1024)
+#define SYNTHETIC_MAX_PUS 16384
+#define CPU_MAX_OS 65535
+
+static int check_xml(const char *path, char *err, size_t errlen)
+{
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return nl_errf(err, errlen, -errno,
+			       "topology: cannot read XML file \"%s\": %s",
+			       path, strerror(errno));
+	int bad = fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+		  sb.st_size > XML_MAX_BYTES;
+	close(fd);
+	if (bad)
+		return nl_errf(err, errlen, -EINVAL,
+			       "topology: XML file \"%s\" must be a regular "
+			       "file of at most %d bytes",
+			       path, XML_MAX_BYTES);
+	return 0;
+}
+
+/* "numa:2 core:4 pu:1": the counts multiply; check them first. */
+static int check_synthetic(const char *desc, char *err, size_t errlen)
+{
+	double pus = 1, nodes = 1;
+	int depth = 0;
+	for (const char *p = desc; *p;) {
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		const char *tok = p, *colon = NULL;
+		while (*p && !isspace((unsigned char)*p)) {
+			if (*p == ':' && !colon)
+				colon = p;
+			p++;
+		}
+		if (!colon)
+			continue;
+		char *end;
+		double n = strtod(colon + 1, &end);
+		if (end == colon + 1 || n < 1)
+			continue; /* hwloc says what is wrong */
+		pus *= n;
+		if (!strncasecmp(tok, "numa", 4) ||
+		    !strncasecmp(tok, "node", 4))
+			depth = 1;
+		if (!depth)
+			nodes *= n;
+		else if (depth == 1) {
+			nodes *= n;
+			depth = 2;
+		}
+		if (pus > SYNTHETIC_MAX_PUS)
+			return nl_errf(err, errlen, -EINVAL,
+				       "topology: \"%s\" has more than %d "
+				       "processing units",
+				       desc, SYNTHETIC_MAX_PUS);
+	}
+	if (depth && nodes > NL_MAX_NODES)
+		return nl_errf(err, errlen, -EINVAL,
+			       "topology: \"%s\" has %.0f NUMA nodes (at most "
+			       "%d)",
+			       desc, nodes, NL_MAX_NODES);
+	return 0;
 }
 
 /* Point hwloc at the source spec names. */
@@ -29,6 +103,9 @@ static int set_source(hwloc_topology_t hw, const char *spec, char **source,
 	}
 	if (strncmp(spec, "xml:", 4) == 0 || ends_with(spec, ".xml")) {
 		arg = strncmp(spec, "xml:", 4) == 0 ? spec + 4 : spec;
+		rc = check_xml(arg, err, errlen);
+		if (rc < 0)
+			return rc;
 		rc = hwloc_topology_set_xml(hw, arg);
 		if (rc < 0)
 			return nl_errf(
@@ -38,6 +115,9 @@ static int set_source(hwloc_topology_t hw, const char *spec, char **source,
 		n = strlen(arg) + 5;
 	} else {
 		arg = strncmp(spec, "synthetic:", 10) == 0 ? spec + 10 : spec;
+		rc = check_synthetic(arg, err, errlen);
+		if (rc < 0)
+			return rc;
 		if (hwloc_topology_set_synthetic(hw, arg) < 0)
 			return nl_errf(
 				err, errlen, -EINVAL,
@@ -243,24 +323,42 @@ int nl_topology_cpu_from_os(const struct nl_topology *t, int os_index)
 int nl_topology_parse_cpulist(const struct nl_topology *t, const char *list,
 			      hwloc_bitmap_t out)
 {
-	hwloc_bitmap_t os = hwloc_bitmap_alloc();
-	int rc = 0, id;
-
-	if (!os)
-		return -ENOMEM;
+	/* Strictly "N", "N-M" and commas, each number at most CPU_MAX_OS and
+	 * a CPU of the topology: checked before any range is walked. */
+	const char *p = list;
 	hwloc_bitmap_zero(out);
-	if (hwloc_bitmap_list_sscanf(os, list) < 0 || hwloc_bitmap_iszero(os) ||
-	    hwloc_bitmap_weight(os) < 0)
-		rc = -EINVAL;
-	hwloc_bitmap_foreach_begin(id, os)
-	{
-		int cpu = rc == 0 ? nl_topology_cpu_from_os(t, id) : -1;
-		if (cpu < 0)
-			rc = -EINVAL;
-		else
+	if (!list || !*list)
+		return -EINVAL;
+	while (*p) {
+		char *end;
+		long lo, hi;
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		errno = 0;
+		lo = strtol(p, &end, 10);
+		if (errno || lo > CPU_MAX_OS)
+			return -EINVAL;
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			p++;
+			if (!isdigit((unsigned char)*p))
+				return -EINVAL;
+			hi = strtol(p, &end, 10);
+			if (errno || hi > CPU_MAX_OS || hi < lo)
+				return -EINVAL;
+			p = end;
+		}
+		for (long id = lo; id <= hi; id++) {
+			int cpu = nl_topology_cpu_from_os(t, (int)id);
+			if (cpu < 0)
+				return -EINVAL;
 			hwloc_bitmap_set(out, (unsigned)cpu);
+		}
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p)
+			return -EINVAL;
 	}
-	hwloc_bitmap_foreach_end();
-	hwloc_bitmap_free(os);
-	return rc;
+	return 0;
 }

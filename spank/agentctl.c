@@ -18,43 +18,70 @@
 
 #include <json-c/json.h>
 
+#include "rwrite.h"
 #include "version.h"
 #include "util.h"
 
-#define CALL_TIMEOUT_MS 2000
-#define START_TIMEOUT_S 5.0
+/* Milliseconds left before deadline_ms (monotonic), at least 0. */
+static int left_ms(double deadline_ms)
+{
+	double l = deadline_ms - nl_mono_s() * 1e3;
+	return l > 0 ? (int)l : 0;
+}
 
-static int hello(const char *sock)
+static int hello(const char *sock, double deadline_ms)
 {
 	char *reply = NULL;
-	int rc = nl_proto_call(sock, "{\"v\":1,\"op\":\"hello\"}", &reply,
-			       CALL_TIMEOUT_MS, NL_CALL_ROOT_AGENT);
+	int rc = left_ms(deadline_ms) == 0
+			 ? -ETIMEDOUT
+			 : nl_proto_call(sock, "{\"v\":1,\"op\":\"hello\"}",
+					 &reply, left_ms(deadline_ms),
+					 NL_CALL_ROOT_AGENT);
 	if (rc == 0 && !strstr(reply, "\"ok\":true"))
 		rc = -EPROTO;
 	free(reply);
 	return rc;
 }
 
-/* Double fork and setsid: the agent outlives the step that started it. */
+static const char *const policy_list[NL_CHOICE_COUNT] = {"", "monitor", "imar2",
+							 "lbma"};
+
+/*
+ * Double fork and setsid: the agent outlives the step that started it. It
+ * says on ready_fd (3) "ok" once it serves, or why it cannot; the pipe's
+ * read end is returned (-1 if the fork failed).
+ */
 static int spawn_agent(const struct nl_site *s)
 {
-	char idle[32], period[32], minp[32], maxp[32];
+	char idle[32], period[32], minp[32], maxp[32], allow[64], force[32];
 	char sock[160], cnt[48], topo[300], rdir[540];
-	pid_t pid = fork();
+	int pfd[2];
+	pid_t pid;
 
-	if (pid < 0)
-		return -errno;
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
 	if (pid > 0) {
 		int st;
+		close(pfd[1]);
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
-		return 0;
+		return pfd[0];
 	}
 	setsid();
 	if (fork() != 0)
 		_exit(0);
-	/* No inherited descriptors: srun must not wait for the agent. */
-	close_range(0, ~0U, 0);
+	/* No inherited descriptors (srun must not wait for the agent) but
+	 * the ready pipe, which becomes 3. */
+	if (dup2(pfd[1], 100) < 0)
+		_exit(127);
+	close_range(0, 99, 0);
+	close_range(101, ~0U, 0);
 	int null = open("/dev/null", O_RDWR);
 	int log = s->log[0] ? open(s->log,
 				   O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW,
@@ -67,6 +94,12 @@ static int spawn_agent(const struct nl_site *s)
 		dup2(null, 0);
 		dup2(null, 1);
 	}
+	if (log > 2)
+		close(log);
+	if (null > 2)
+		close(null);
+	dup2(100, 3);
+	close(100);
 	snprintf(sock, sizeof(sock), "--socket=%s", s->socket);
 	snprintf(idle, sizeof(idle), "--idle-exit=%g", s->idle_exit_s);
 	snprintf(period, sizeof(period), "--period=%g", s->period_s);
@@ -75,33 +108,96 @@ static int spawn_agent(const struct nl_site *s)
 	snprintf(cnt, sizeof(cnt), "--counters=%s", s->counters);
 	snprintf(topo, sizeof(topo), "--topology=%s", s->topology);
 	snprintf(rdir, sizeof(rdir), "--report-dir=%s", s->report_dir);
-	char *argv[12] = {
-		(char *)s->agent, sock, idle, period, minp, maxp, cnt};
-	int n = 7;
+	/* The site's policy holds in the agent too, for every request. */
+	size_t n2 = (size_t)snprintf(allow, sizeof(allow), "--allow=");
+	for (int c = NL_CHOICE_MONITOR; c < NL_CHOICE_COUNT; c++)
+		if (s->allow & (1u << c))
+			n2 += (size_t)snprintf(allow + n2, sizeof(allow) - n2,
+					       "%s%s",
+					       allow[n2 - 1] == '=' ? "" : ",",
+					       policy_list[c]);
+	snprintf(force, sizeof(force), "--force=%s",
+		 s->force > 0 ? policy_list[s->force] : "");
+	char *argv[16] = {(char *)s->agent, sock, idle, period, minp, maxp, cnt,
+			  "--ready-fd=3"};
+	int n = 8;
 	if (s->topology[0])
 		argv[n++] = topo;
 	if (s->report_dir[0])
 		argv[n++] = rdir;
+	if (allow[n2 - 1] != '=')
+		argv[n++] = allow;
+	if (s->force > 0)
+		argv[n++] = force;
 	if (!s->log[0])
 		argv[n++] = "--syslog";
 	argv[n] = NULL;
 	execv(s->agent, argv);
+	dprintf(3, "cannot run %s: %s", s->agent, strerror(errno));
 	_exit(127);
 }
 
-int nl_agentctl_ensure(const struct nl_site *s, char *why, size_t len)
+/* What the agent we started says on its ready pipe, before the deadline:
+ * 0 it serves; else -1 and why. */
+static int wait_ready(int fd, double deadline_ms, char *why, size_t len)
 {
-	char lockpath[200];
-	int fd, rc;
-	double end;
+	char buf[300];
+	size_t got = 0;
+	for (;;) {
+		struct pollfd p = {fd, POLLIN, 0};
+		int ms = left_ms(deadline_ms);
+		int rc = ms ? poll(&p, 1, ms) : 0;
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc <= 0) {
+			snprintf(why, len, "it did not say it serves in time");
+			return -1;
+		}
+		ssize_t n = read(fd, buf + got, sizeof(buf) - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0 && (got += (size_t)n) < sizeof(buf) - 1)
+			continue;
+		buf[got] = 0;
+		if (!strncmp(buf, "ok", 2))
+			return 0;
+		snprintf(why, len, "%s",
+			 got ? buf : "it exited before serving");
+		return -1;
+	}
+}
 
-	if (hello(s->socket) == 0)
+int nl_agentctl_ensure(const struct nl_site *s, double deadline_ms, char *why,
+		       size_t len)
+{
+	char lockpath[200], said[320];
+	struct stat sb;
+	int fd, rc;
+
+	rc = hello(s->socket, deadline_ms);
+	if (rc == 0)
 		return 0;
-	if (access(s->agent, X_OK) < 0) {
+	if (rc == -ETIMEDOUT) {
+		/* Something holds the socket but does not answer: a stopped
+		 * or hung agent. Starting another would not help. */
+		snprintf(why, len,
+			 "the agent at %s does not answer within %g s "
+			 "(stopped or hung?)",
+			 s->socket, s->wait_s);
+		return -1;
+	}
+	if (stat(s->agent, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    access(s->agent, X_OK) < 0) {
 		snprintf(why, len,
 			 "no agent answers at %s and %s cannot be "
 			 "run: %s",
-			 s->socket, s->agent, strerror(errno));
+			 s->socket, s->agent,
+			 errno ? strerror(errno) : "not a regular file");
+		if (stat(s->agent, &sb) == 0 && !S_ISREG(sb.st_mode))
+			snprintf(why, len,
+				 "no agent answers at %s and %s cannot be "
+				 "run: not a regular file",
+				 s->socket, s->agent);
 		return -1;
 	}
 	/* One starter at a time; the others wait and find it running. */
@@ -123,28 +219,37 @@ int nl_agentctl_ensure(const struct nl_site *s, char *why, size_t len)
 			 lockpath, strerror(errno));
 		return -1;
 	}
-	end = nl_mono_s() + START_TIMEOUT_S;
 	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		if (nl_mono_s() > end) {
+		if (left_ms(deadline_ms) == 0) {
 			close(fd);
 			snprintf(why, len,
-				 "timed out waiting for the agent "
+				 "timed out (wait=%g s) waiting for the agent "
 				 "lock %s",
-				 lockpath);
+				 s->wait_s, lockpath);
 			return -1;
 		}
-		usleep(20000);
+		usleep(10000);
 	}
-	rc = hello(s->socket);
+	rc = hello(s->socket, deadline_ms);
 	if (rc != 0) {
-		spawn_agent(s);
-		while ((rc = hello(s->socket)) != 0 && nl_mono_s() < end)
-			usleep(20000);
+		int rfd = spawn_agent(s);
+		if (rfd < 0) {
+			snprintf(said, sizeof(said), "fork: %s",
+				 strerror(errno));
+		} else {
+			rc = wait_ready(rfd, deadline_ms, said, sizeof(said));
+			close(rfd);
+		}
+		if (rc == 0)
+			rc = hello(s->socket, deadline_ms);
+		else
+			rc = -1;
 	}
 	close(fd); /* releases the lock */
 	if (rc != 0)
-		snprintf(why, len, "started %s but it does not answer at %s",
-			 s->agent, s->socket);
+		snprintf(why, len, "started %s but it does not serve %s: %s",
+			 s->agent, s->socket,
+			 rc == -1 ? said : "it does not answer");
 	return rc == 0 ? 0 : -1;
 }
 
@@ -163,7 +268,7 @@ static int reply_ok(const char *reply, char *why, size_t len)
 }
 
 int nl_agentctl_register(const struct nl_site *s, const struct nl_request *q,
-			 char *why, size_t len)
+			 double deadline_ms, char *why, size_t len)
 {
 	char *req = nl_proto_encode(q), *reply = NULL;
 	int rc;
@@ -171,85 +276,46 @@ int nl_agentctl_register(const struct nl_site *s, const struct nl_request *q,
 		snprintf(why, len, "out of memory");
 		return -1;
 	}
-	rc = nl_proto_call(s->socket, req, &reply, CALL_TIMEOUT_MS,
-			   NL_CALL_ROOT_AGENT);
+	rc = left_ms(deadline_ms)
+		     ? nl_proto_call(s->socket, req, &reply,
+				     left_ms(deadline_ms), NL_CALL_ROOT_AGENT)
+		     : -ETIMEDOUT;
 	/* The agent may have exited idle just after our hello: once more. */
 	if ((rc == -ECONNREFUSED || rc == -ENOENT || rc == -ECONNRESET ||
 	     rc == -EPIPE) &&
-	    nl_agentctl_ensure(s, why, len) == 0)
-		rc = nl_proto_call(s->socket, req, &reply, CALL_TIMEOUT_MS,
+	    nl_agentctl_ensure(s, deadline_ms, why, len) == 0)
+		rc = nl_proto_call(s->socket, req, &reply, left_ms(deadline_ms),
 				   NL_CALL_ROOT_AGENT);
 	free(req);
 	if (rc < 0) {
-		snprintf(why, len, "the agent did not take task %d: %s",
-			 (int)q->pid, strerror(-rc));
-		return -1;
+		snprintf(why, len, "the agent did not take task %d%s%s",
+			 (int)q->pid, rc == -ETIMEDOUT ? " within wait=" : ": ",
+			 rc == -ETIMEDOUT ? "" : strerror(-rc));
+		if (rc == -ETIMEDOUT)
+			snprintf(why + strlen(why), len - strlen(why),
+				 "%g s (stopped or hung?)", s->wait_s);
+		return rc == -ETIMEDOUT ? -2 : -1;
 	}
 	rc = reply_ok(reply, why, len);
 	free(reply);
 	return rc;
 }
 
-/* Write text to path as uid/gid in a child: O_NOFOLLOW, never over a file
- * of someone else, never blocking the step for long (a FIFO, a hung file
- * system). Returns 0 or an errno. */
+/* Write a report, safely, as uid (docs/slurm.md). 0 or an errno. */
 static int write_as(const char *path, const char *text, uid_t uid, gid_t gid,
-		    const gid_t *groups, int ngroups)
+		    const gid_t *groups, int ngroups, uint32_t job,
+		    uint32_t step)
 {
-	int pfd[2], err = 0, st;
-	pid_t pid;
-
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return errno;
-	pid = fork();
-	if (pid < 0) {
-		err = errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		return err;
-	}
-	if (pid == 0) {
-		close(pfd[0]);
-		if (setgroups((size_t)(ngroups > 0 ? ngroups : 0), groups) <
-			    0 ||
-		    setgid(gid) < 0 || setuid(uid) < 0 ||
-		    (uid != 0 && setuid(0) == 0))
-			err = EPERM;
-		int fd = err ? -1
-			     : open(path,
-				    O_WRONLY | O_CREAT | O_NOFOLLOW |
-					    O_NONBLOCK | O_CLOEXEC,
-				    0644);
-		struct stat sb;
-		if (!err && fd < 0)
-			err = errno;
-		else if (!err && (fstat(fd, &sb) < 0 || sb.st_uid != uid ||
-				  !S_ISREG(sb.st_mode)))
-			err = EEXIST; /* someone else's, or not a file */
-		if (!err &&
-		    (ftruncate(fd, 0) < 0 || write(fd, text, strlen(text)) < 0))
-			err = errno;
-		if (write(pfd[1], &err, sizeof(err)) < 0)
-			_exit(1);
-		_exit(0);
-	}
-	close(pfd[1]);
-	/* The writer answers through the pipe; ten seconds at most, then it
-	 * is killed (a hung file system must not hold the step). */
-	struct pollfd pw = {pfd[0], POLLIN, 0};
-	int ready;
-	while ((ready = poll(&pw, 1, 10000)) < 0 && errno == EINTR)
-		;
-	if (ready <= 0) {
-		kill(pid, SIGKILL);
-		err = ETIMEDOUT;
-	} else if (read(pfd[0], &err, sizeof(err)) != sizeof(err)) {
-		err = EIO;
-	}
-	close(pfd[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return err;
+	struct nl_write_as o = {.uid = uid,
+				.gid = gid,
+				.groups = groups,
+				.ngroups = ngroups,
+				.mode = 0644,
+				.timeout_ms = 10000,
+				.keep_data = 1,
+				.job = job,
+				.step = step};
+	return nl_write_report_as(path, text, &o);
 }
 
 static struct json_object *lost_report(const char *reason)
@@ -263,7 +329,7 @@ static struct json_object *lost_report(const char *reason)
 
 void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int attempted,
 			int registered, int failed, const char *reason,
-			const char *pattern, const char *cwd)
+			const char *pattern, const char *cwd, int unanswered)
 {
 	struct nl_request q = {.op = NL_OP_UNREGISTER, .has_step = 1};
 	char *req, *reply = NULL, why[400], node[64] = "", path[4096], user[64];
@@ -294,10 +360,15 @@ void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int attempted,
 
 	/* Whenever a registration was tried, the agent may have the step
 	 * (a reply that timed out): unregister it either way. */
-	if (attempted > 0) {
+	if (attempted > 0 && unanswered) {
+		/* The agent did not answer within wait= already: the step
+		 * does not wait on it twice. */
+		r = lost_report(reason && *reason ? reason : "no answer");
+	} else if (attempted > 0) {
 		req = nl_proto_encode(&q);
 		rc = req ? nl_proto_call(s->socket, req, &reply,
-					 CALL_TIMEOUT_MS, NL_CALL_ROOT_AGENT)
+					 (int)(s->wait_s * 1e3),
+					 NL_CALL_ROOT_AGENT)
 			 : -ENOMEM;
 		free(req);
 		if (rc == 0 && (o = json_tokener_parse(reply)) &&
@@ -344,14 +415,21 @@ void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int attempted,
 			    pattern[0] ? pattern : "numalot-%j.%s.%N.json", cwd,
 			    q.job, q.step, node, user, path, sizeof(path)) < 0)
 			slurm_error("numalot: report path too long");
-		else if ((rc = write_as(path, body, uid, gid, groups, ngroups)))
-			slurm_error("numalot: cannot write the report %s: %s",
+		else if ((rc = write_as(path, body, uid, gid, groups, ngroups,
+					q.job, q.step)) == EALREADY)
+			slurm_info("numalot: kept the report the agent wrote "
+				   "to %s",
+				   path);
+		else if (rc)
+			slurm_error("numalot: cannot write the report %s: %s "
+				    "(an older file there is left as it was)",
 				    path, strerror(rc));
 		if (s->report_dir[0] &&
 		    nl_report_path("numalot-%j.%s.%N.json", s->report_dir,
 				   q.job, q.step, node, user, path,
 				   sizeof(path)) == 0 &&
-		    (rc = write_as(path, body, 0, 0, NULL, 0)))
+		    (rc = write_as(path, body, 0, 0, NULL, 0, q.job, q.step)) &&
+		    rc != EALREADY)
 			slurm_error(
 				"numalot: cannot write the site copy %s: %s",
 				path, strerror(rc));

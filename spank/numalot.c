@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -55,8 +56,10 @@ static struct {
 	int attempted;	/* tasks we tried to register */
 	int registered; /* tasks the agent took */
 	int failed;	/* the agent failed us: why, in reason */
+	int unanswered; /* ...by not answering within wait= */
 	char reason[320];
 	char cwd[PATH_MAX];
+	double deadline_ms; /* the end of the step's wait= budget */
 } step;
 
 static void complain(const char *msg)
@@ -166,6 +169,16 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	return 0; /* never fail here: a remote failure drains the node */
 }
 
+static void give_up(const char *why);
+
+/* Milliseconds on the monotonic clock. */
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	uint32_t stepid = 0;
@@ -188,6 +201,34 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	 * script (its sruns are steps of their own). */
 	step.active = step.choice != NL_CHOICE_OFF && stepid != STEP_EXTERN &&
 		      stepid != STEP_BATCH;
+	if (!step.active || getuid() != 0)
+		return 0;
+	/* Before the tasks are forked, so that a task can tell its user
+	 * (task_init) when the agent is not there. The step waits on the
+	 * agent at most wait= in all (docs/slurm.md). */
+	char why[320];
+	step.deadline_ms = mono_ms() + site.wait_s * 1e3;
+	if (nl_agentctl_ensure(&site, step.deadline_ms, why, sizeof(why)) < 0) {
+		give_up(why);
+		step.unanswered = strstr(why, "does not answer") != NULL;
+	}
+	return 0;
+}
+
+/* In the task, before it runs the user's program: its stderr is srun's. */
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	uint32_t taskid = 1;
+	(void)ac;
+	(void)av;
+	if (!spank_remote(sp) || !step.active || !step.failed)
+		return 0;
+	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &taskid) == ESPANK_SUCCESS &&
+	    taskid == 0)
+		fprintf(stderr,
+			"numalot: %s; the step runs on without "
+			"numalot\n",
+			step.reason);
 	return 0;
 }
 
@@ -250,13 +291,38 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 		ssize_t n = readlink(link, step.cwd, sizeof(step.cwd) - 1);
 		step.cwd[n > 0 ? n : 0] = 0;
 	}
-	if (nl_agentctl_ensure(&site, why, sizeof(why)) < 0) {
+	if (!step.deadline_ms)
+		step.deadline_ms = mono_ms() + site.wait_s * 1e3;
+	/* Where the user's report goes, so that an agent that is stopped
+	 * can hand it over itself (docs/protocol.md). */
+	{
+		char node[64] = "", user[64] = "";
+		struct passwd *pw = getpwuid(uid);
+		gid_t gid;
+		gethostname(node, sizeof(node) - 1);
+		snprintf(user, sizeof(user), "%s", pw ? pw->pw_name : "");
+		if (nl_report_path(user_report[0] ? user_report
+						  : "numalot-%j.%s.%N.json",
+				   step.cwd, q.job, q.step, node, user,
+				   q.report, sizeof(q.report)) < 0 ||
+		    q.report[0] != '/')
+			q.report[0] = 0;
+		if (spank_get_item(sp, S_JOB_GID, &gid) == ESPANK_SUCCESS) {
+			q.gid = gid;
+			q.has_gid = 1;
+		}
+	}
+	if (nl_agentctl_ensure(&site, step.deadline_ms, why, sizeof(why)) < 0) {
 		give_up(why);
+		step.unanswered = strstr(why, "does not answer") != NULL;
 		return 0;
 	}
 	step.attempted++;
-	if (nl_agentctl_register(&site, &q, why, sizeof(why)) < 0) {
+	int rc = nl_agentctl_register(&site, &q, step.deadline_ms, why,
+				      sizeof(why));
+	if (rc < 0) {
 		give_up(why);
+		step.unanswered = rc == -2;
 		return 0;
 	}
 	step.registered++;
@@ -272,6 +338,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	if (step.registered == 0 && !step.failed)
 		return 0;
 	nl_agentctl_finish(sp, &site, step.attempted, step.registered,
-			   step.failed, step.reason, user_report, step.cwd);
+			   step.failed, step.reason, user_report, step.cwd,
+			   step.unanswered);
 	return 0;
 }

@@ -38,6 +38,7 @@ void nl_site_default(struct nl_site *s, const char *agent_path)
 	s->min_period_s = 0.1;
 	s->max_period_s = 60;
 	s->idle_exit_s = 60;
+	s->wait_s = 1;
 }
 
 static int number(const char *v, double lo, double hi, double *out)
@@ -128,6 +129,8 @@ static int apply(struct nl_site *s, const char *key, const char *v)
 		return number(v, 0.001, 86400, &s->max_period_s);
 	if (!strcmp(key, "idle_exit"))
 		return number(v, 0, 86400, &s->idle_exit_s);
+	if (!strcmp(key, "wait"))
+		return number(v, 0.05, 30, &s->wait_s);
 	return -2;
 }
 

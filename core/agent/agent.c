@@ -7,7 +7,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <json-c/json.h>
+#include <pwd.h>
+#include <stdint.h>
+#include <sys/file.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -26,10 +30,18 @@
 
 #include "real.h"
 #include "conn.h"
+#include "rwrite.h"
 #include "server.h"
 #include "util.h"
 
 static int log_level = NL_LOG_INFO, log_syslog;
+
+static const char *report_text(struct json_object *r)
+{
+	return json_object_to_json_string_ext(
+		r, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+			   JSON_C_TO_STRING_NOSLASHESCAPE);
+}
 
 void nl_log_setup(int level, int use_syslog)
 {
@@ -39,29 +51,95 @@ void nl_log_setup(int level, int use_syslog)
 		openlog("numalotd", LOG_PID, LOG_DAEMON);
 }
 
+/*
+ * Repeated warnings are rate-limited by their format (one kind of
+ * message): at most LOG_BURST in LOG_WINDOW_S seconds, then a count of
+ * what was left out. A peer cannot flood the log.
+ */
+#define LOG_BURST 10
+#define LOG_WINDOW_S 10.0
+#define LOG_KINDS 64
+
+static struct {
+	const char *fmt;
+	double since;
+	unsigned n, dropped;
+} log_kinds[LOG_KINDS];
+
+/* 1: print it; 0: left out. *dropped: left out before this one. */
+static int log_allow(const char *fmt, unsigned *dropped)
+{
+	double now = nl_mono_s();
+	size_t h = ((uintptr_t)fmt >> 3) % LOG_KINDS;
+	*dropped = 0;
+	if (log_kinds[h].fmt != fmt ||
+	    now - log_kinds[h].since >= LOG_WINDOW_S) {
+		*dropped = log_kinds[h].fmt == fmt ? log_kinds[h].dropped : 0;
+		log_kinds[h].fmt = fmt;
+		log_kinds[h].since = now;
+		log_kinds[h].n = 0;
+		log_kinds[h].dropped = 0;
+	}
+	if (log_kinds[h].n >= LOG_BURST) {
+		log_kinds[h].dropped++;
+		return 0;
+	}
+	log_kinds[h].n++;
+	return 1;
+}
+
+void nl_log_escape(char *out, size_t len, const char *in)
+{
+	size_t n = 0;
+	for (; *in && n + 5 < len; in++) {
+		unsigned char c = (unsigned char)*in;
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			n += (size_t)snprintf(out + n, len - n,
+					      c == '\\' ? "\\\\" : "\\x%02x",
+					      c);
+		else
+			out[n++] = (char)c;
+	}
+	out[n < len ? n : len - 1] = 0;
+}
+
 void nl_log(int level, const char *fmt, ...)
 {
 	static const char *const names[] = {"error", "warning", "info",
 					    "debug"};
 	static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
+	char raw[1024], msg[4096];
+	unsigned dropped = 0;
 	va_list ap;
 	if (level > log_level)
 		return;
+	if (level >= NL_LOG_WARNING && !log_allow(fmt, &dropped))
+		return;
 	va_start(ap, fmt);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
+	/* Everything logged can hold what a peer sent: no control
+	 * characters, so that no one forges a line (or a terminal). */
+	nl_log_escape(msg, sizeof(msg), raw);
 	if (log_syslog) {
-		vsyslog(prio[level], fmt, ap);
+		if (dropped)
+			syslog(prio[level], "(%u like the next left out)",
+			       dropped);
+		syslog(prio[level], "%s", msg);
 	} else {
 		char ts[32];
 		time_t t = time(NULL);
 		struct tm tm;
 		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S",
 			 localtime_r(&t, &tm));
-		fprintf(stderr, "%s numalotd[%d] %s: ", ts, (int)getpid(),
-			names[level]);
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
+		if (dropped)
+			fprintf(stderr,
+				"%s numalotd[%d] %s: (%u like the next left "
+				"out)\n",
+				ts, (int)getpid(), names[level], dropped);
+		fprintf(stderr, "%s numalotd[%d] %s: %s\n", ts, (int)getpid(),
+			names[level], msg);
 	}
-	va_end(ap);
 }
 
 void nl_agent_config_default(struct nl_agent_config *c)
@@ -75,15 +153,20 @@ void nl_agent_config_default(struct nl_agent_config *c)
 	c->max_period_s = 60;
 	c->stale_s = 300;
 	c->log_level = NL_LOG_INFO;
+	c->force = -1;
+	c->ready_fd = -1;
 }
 
 void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
 			 struct json_object *report)
 {
 	char path[4096];
-	const char *text;
-	struct stat sb;
-	int fd;
+	struct nl_write_as o = {.mode = 0640,
+				.timeout_ms = 5000,
+				.keep_data = 1,
+				.job = st->job,
+				.step = st->step};
+	int rc;
 
 	/* Only for steps root (slurmstepd) registered: a user cannot make
 	 * the agent write over a real job's site copy. */
@@ -91,24 +174,47 @@ void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
 		return;
 	snprintf(path, sizeof(path), "%s/numalot-%u.%u.%s.json",
 		 s->cfg->report_dir, st->job, st->step, s->node);
-	fd = open(path,
-		  O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-		  0640);
-	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-	    sb.st_uid != geteuid()) {
-		nl_log(NL_LOG_WARNING, "site report %s: %s", path,
-		       fd < 0 ? strerror(errno) : "not our own regular file");
-		if (fd >= 0)
-			close(fd);
+	rc = nl_write_report_as(path, report_text(report), &o);
+	if (rc && rc != EALREADY)
+		nl_log(NL_LOG_WARNING,
+		       "site report %s: %s (an older file there is left as "
+		       "it was)",
+		       path,
+		       rc == EEXIST ? "not our own regular file"
+				    : strerror(rc));
+}
+
+/* Hand a step's report to its user, at the path the plugin gave, written
+ * as the user (an agent that stops before the step ends). */
+static void user_copy(struct nl_server *s, const struct nl_step *st,
+		      struct json_object *report)
+{
+	struct passwd *pw = getpwuid(st->uid);
+	struct nl_write_as o = {.uid = st->uid,
+				.gid = st->gid ? st->gid
+				       : pw    ? pw->pw_gid
+					       : 0,
+				.mode = 0644,
+				.timeout_ms = 5000,
+				.job = st->job,
+				.step = st->step};
+	gid_t groups[64];
+	int ng = 64, rc;
+
+	(void)s;
+	if (!st->by_root || !st->report[0])
 		return;
+	if (pw && getgrouplist(pw->pw_name, o.gid, groups, &ng) >= 0) {
+		o.groups = groups;
+		o.ngroups = ng;
 	}
-	text = json_object_to_json_string_ext(
-		report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
-	if (ftruncate(fd, 0) < 0 || write(fd, text, strlen(text)) < 0 ||
-	    write(fd, "\n", 1) < 0)
-		nl_log(NL_LOG_WARNING, "site report %s: %s", path,
-		       strerror(errno));
-	close(fd);
+	rc = nl_write_report_as(st->report, report_text(report), &o);
+	if (rc)
+		nl_log(NL_LOG_WARNING, "report %s of job %u step %u: %s",
+		       st->report, st->job, st->step, strerror(rc));
+	else
+		nl_log(NL_LOG_INFO, "job %u step %u: report handed to %s",
+		       st->job, st->step, st->report);
 }
 
 /* The socket's folder must be root's (ours) and writable by nobody else:
@@ -130,14 +236,43 @@ static int safe_dir(const char *dir)
 	return 0;
 }
 
-/* Bind the socket; an agent already answering there means: exit. */
-static int listen_on(const char *path)
+/* The socket, and the lock that decides who serves it. */
+struct listener {
+	const char *path;
+	int fd, lock_fd;
+	dev_t dev; /* the socket this agent bound: the only one it removes */
+	ino_t ino;
+	int bound;
+};
+
+/* Tell whoever started us (--ready-fd) that we serve, or why not. */
+static void ready_say(const struct nl_agent_config *c, const char *msg)
+{
+	static int said;
+	if (c->ready_fd < 0 || said)
+		return;
+	said = 1;
+	if (write(c->ready_fd, msg, strlen(msg)) < 0)
+		nl_log(NL_LOG_DEBUG, "ready-fd: %s", strerror(errno));
+	close(c->ready_fd);
+}
+
+/*
+ * Bind the socket. One lock (PATH.serving, held for the agent's life)
+ * decides who serves: a second agent started at the same time exits.
+ * Whatever is at the path must be a socket (a stale one of an agent that
+ * died): anything else is refused, never deleted.
+ */
+static int listen_on(const char *path, struct listener *l)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	char dir[sizeof(sa.sun_path)], *slash;
+	char dir[sizeof(sa.sun_path)], lockpath[sizeof(sa.sun_path) + 16];
+	char *slash;
+	struct stat sb;
 	int fd, rc;
 	mode_t old;
 
+	l->path = path;
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		nl_log(NL_LOG_ERROR, "socket path too long: %s", path);
 		return -ENAMETOOLONG;
@@ -151,12 +286,32 @@ static int listen_on(const char *path)
 		if (rc < 0)
 			return rc;
 	}
+	snprintf(lockpath, sizeof(lockpath), "%s.serving", path);
+	l->lock_fd =
+		open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (l->lock_fd < 0) {
+		rc = -errno;
+		nl_log(NL_LOG_ERROR, "cannot open the lock %s: %s", lockpath,
+		       strerror(errno));
+		return rc;
+	}
+	if (flock(l->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		nl_log(NL_LOG_ERROR, "another agent already serves %s", path);
+		return -EADDRINUSE;
+	}
+	if (lstat(path, &sb) == 0 && !S_ISSOCK(sb.st_mode)) {
+		nl_log(NL_LOG_ERROR,
+		       "%s is there and is not a socket: not replacing it",
+		       path);
+		return -EEXIST;
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ||
 	    errno == EAGAIN) {
-		/* Answering, or too busy to: either way it is alive. */
+		/* Answering (an agent without the lock), or too busy to:
+		 * either way it is alive. */
 		nl_log(NL_LOG_ERROR, "another agent already serves %s", path);
 		close(fd);
 		return -EADDRINUSE;
@@ -166,6 +321,11 @@ static int listen_on(const char *path)
 	old = umask(0111);
 	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
+	if (rc == 0 && lstat(path, &sb) == 0) {
+		l->dev = sb.st_dev;
+		l->ino = sb.st_ino;
+		l->bound = 1;
+	}
 	if (rc < 0 || listen(fd, 128) < 0) {
 		rc = -errno;
 		nl_log(NL_LOG_ERROR, "cannot listen on %s: %s", path,
@@ -173,15 +333,51 @@ static int listen_on(const char *path)
 		close(fd);
 		return rc;
 	}
+	l->fd = fd;
 	return fd;
 }
 
-/* Steps whose tasks all ended long ago and were never unregistered. */
+/* Leave the socket: remove it only if it is still the one we bound, then
+ * let the next agent have the lock. */
+static void leave(struct listener *l)
+{
+	struct stat sb;
+	if (l->bound && lstat(l->path, &sb) == 0 && sb.st_dev == l->dev &&
+	    sb.st_ino == l->ino)
+		unlink(l->path);
+	l->bound = 0;
+	if (l->lock_fd >= 0)
+		close(l->lock_fd);
+	l->lock_fd = -1;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* Steps whose tasks all ended long ago and were never unregistered.
+ * Looked at once a second, from one list of the running processes. */
 static void drop_stale(struct nl_server *s, double now)
 {
+	const struct nl_process_info *p;
+	size_t n, nk = 0;
+	int *running;
+
+	if (now - s->stale_checked_s < 1.0)
+		return;
+	s->stale_checked_s = now;
+	if (s->machine->ops->processes(s->machine, &p, &n) < 0 ||
+	    !(running = malloc(sizeof(int) * (n + 1))))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (p[i].end_s < 0)
+			running[nk++] = p[i].job;
+	qsort(running, nk, sizeof(int), cmp_key);
 	for (size_t i = 0; i < s->nsteps;) {
 		struct nl_step *st = &s->steps[i];
-		if (!nl_server_step_done(s, st)) {
+		if (bsearch(&st->key, running, nk, sizeof(int), cmp_key)) {
 			st->done_since_s = -1;
 			i++;
 			continue;
@@ -202,6 +398,7 @@ static void drop_stale(struct nl_server *s, double now)
 		json_object_put(r);
 		nl_server_drop(s, st);
 	}
+	free(running);
 }
 
 static void arm(int tfd, double seconds)
@@ -229,8 +426,9 @@ static int watch(int ep, int fd, void *mark)
  * came in: a peer cannot make the agent work harder). Connections are
  * served as their bytes arrive, each within its deadline.
  */
-static int loop(struct nl_server *s, int lfd, int tfd, int sfd)
+static int loop(struct nl_server *s, struct listener *l, int tfd, int sfd)
 {
+	int lfd = l->fd;
 	struct conn_set cs = {.epoll_fd = epoll_create1(EPOLL_CLOEXEC)};
 	double idle_since = nl_mono_s(), next_due = INFINITY, resume_at = 0;
 	int listening = 1, status = 0;
@@ -319,9 +517,9 @@ static int loop(struct nl_server *s, int lfd, int tfd, int sfd)
 		arm(tfd, wait < 0.5 ? wait : 0.5);
 	}
 out:
-	/* Leave the socket at once, so that a new agent can take it while
-	 * this one winds down. */
-	unlink(s->cfg->socket_path);
+	/* Leave the socket at once (only ours), so that a new agent can take
+	 * it while this one winds down. */
+	leave(l);
 	conn_close_all(&cs);
 	close(cs.epoll_fd);
 	return status;
@@ -331,11 +529,15 @@ int nl_agent_run(const struct nl_agent_config *c)
 {
 	struct nl_server s = {.cfg = c};
 	struct nl_topology *topo = NULL;
+	struct listener l = {.fd = -1, .lock_fd = -1};
 	/* A site's counters= that does not work here must not cost jobs
-	 * numalot: fall back, and say so. */
-	struct nl_real_options o = {
-		.backend = c->backend, .fallback = 1, .follow_children = 1};
-	char err[512];
+	 * numalot: fall back, and say so. Descriptors: a reserve for the
+	 * socket and its connections, a budget per user for counters. */
+	struct nl_real_options o = {.backend = c->backend,
+				    .fallback = 1,
+				    .follow_children = 1,
+				    .fd_reserve = CONN_MAX + 256};
+	char err[512] = "";
 	sigset_t mask;
 	int lfd = -1, tfd = -1, sfd = -1, status = 1;
 
@@ -349,15 +551,28 @@ int nl_agent_run(const struct nl_agent_config *c)
 	if (nl_topology_load(c->topology, &topo, err, sizeof(err)) < 0 ||
 	    nl_real_create(topo, &o, &s.machine, err, sizeof(err)) < 0) {
 		nl_log(NL_LOG_ERROR, "%s", err);
+		ready_say(c, err);
 		goto out;
 	}
 	if (err[0])
 		nl_log(NL_LOG_WARNING, "%s", err);
+	{
+		/* One user's threads get counters for at most a quarter of
+		 * what the node's descriptors allow (docs/protocol.md). */
+		size_t node, per;
+		nl_real_budget(s.machine, &node, &per);
+		nl_real_set_budget(s.machine, node, node / 4 ? node / 4 : 1);
+	}
 	if (nl_engine_create(s.machine, &s.engine) < 0)
 		goto out;
-	lfd = listen_on(c->socket_path);
+	lfd = listen_on(c->socket_path, &l);
 	if (lfd < 0) {
 		status = lfd == -EADDRINUSE ? 0 : 1;
+		snprintf(err, sizeof(err), "%s: %s", c->socket_path,
+			 lfd == -EADDRINUSE ? "another agent already serves it"
+			 : lfd == -EEXIST   ? "is there and is not a socket"
+					    : strerror(-lfd));
+		ready_say(c, err);
 		goto out;
 	}
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
@@ -368,8 +583,10 @@ int nl_agent_run(const struct nl_agent_config *c)
 	       "serving %s (topology %s, %d NUMA nodes, %d CPUs; counters %s)",
 	       c->socket_path, topo->source, topo->nnodes, topo->ncpus,
 	       s.machine->backend);
-	status = loop(&s, lfd, tfd, sfd);
-	/* Stopping: every thread gets its affinity back; site copies. */
+	ready_say(c, "ok");
+	status = loop(&s, &l, tfd, sfd);
+	/* Stopping: every thread gets its affinity back; each step's report
+	 * goes to its user and to the site before the agent leaves. */
 	while (s.nsteps) {
 		struct json_object *r = nl_server_step_report(&s, &s.steps[0]);
 		if (r) {
@@ -378,13 +595,15 @@ int nl_agent_run(const struct nl_agent_config *c)
 				json_object_new_string(
 					"the agent stopped before "
 					"the step ended"));
+			user_copy(&s, &s.steps[0], r);
 			nl_server_site_copy(&s, &s.steps[0], r);
 		}
 		json_object_put(r);
 		nl_server_drop(&s, &s.steps[0]);
 	}
-	unlink(c->socket_path);
 out:
+	leave(&l);
+	ready_say(c, err[0] ? err : "the agent stopped");
 	if (lfd >= 0)
 		close(lfd);
 	if (tfd >= 0)

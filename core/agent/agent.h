@@ -15,6 +15,14 @@ struct nl_agent_config {
 	double stale_s; /* forget ended steps never unregistered */
 	int log_level;	/* 0 error, 1 warning, 2 info, 3 debug */
 	int use_syslog;
+	/* Site policy, enforced on every request whoever sends it: the
+	 * policies allowed (bit per enum nl_policy_kind; 0: all) and the one
+	 * forced (-1: none). */
+	unsigned allow;
+	int force;
+	/* A descriptor given by whoever started the agent: it gets "ok" once
+	 * the agent serves, or the reason it cannot; -1 none. */
+	int ready_fd;
 };
 
 void nl_agent_config_default(struct nl_agent_config *c);
@@ -27,5 +35,7 @@ void nl_log_setup(int level, int use_syslog);
 void nl_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 enum { NL_LOG_ERROR, NL_LOG_WARNING, NL_LOG_INFO, NL_LOG_DEBUG };
+/* in, with control characters and backslashes escaped (\xNN), into out. */
+void nl_log_escape(char *out, size_t len, const char *in);
 
 #endif

@@ -1,5 +1,6 @@
 /* numalotd: the per-node agent. A thin main over nl_agent_run. */
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "agent.h"
+#include "policy.h"
 #include "version.h"
 
 static void usage(FILE *f)
@@ -20,6 +22,8 @@ static void usage(FILE *f)
 		   "[--max-period=S]\n"
 		   "                [--log-level=error|warning|info|debug] "
 		   "[--syslog]\n"
+		   "                [--allow=POLICY,...] [--force=POLICY] "
+		   "[--ready-fd=N]\n"
 		   "Serves every job step of this node; see numalotd(8).\n");
 }
 
@@ -45,6 +49,9 @@ int main(int argc, char **argv)
 	static const char *const levels[] = {"error", "warning", "info",
 					     "debug"};
 
+	/* Every period builds and frees the same arrays: keep the memory. */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	mallopt(M_MMAP_THRESHOLD, 16 << 20);
 	nl_agent_config_default(&c);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = strchr(a, '=');
@@ -85,6 +92,48 @@ int main(int argc, char **argv)
 			rc = seconds(a, v, 0.001, &c.min_period_s);
 		} else if (IS("--max-period")) {
 			rc = seconds(a, v, 0.001, &c.max_period_s);
+		} else if (IS("--allow")) {
+			char buf[128], *save, *tok;
+			snprintf(buf, sizeof(buf), "%s", v);
+			c.allow = 0;
+			for (tok = strtok_r(buf, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				enum nl_policy_kind k;
+				if (nl_policy_from_name(tok, &k) < 0 ||
+				    k == NL_POLICY_STATIC) {
+					fprintf(stderr,
+						"numalotd: --allow: unknown "
+						"policy \"%s\" (valid: imar2, "
+						"lbma, monitor)\n",
+						tok);
+					return 2;
+				}
+				c.allow |= 1u << k;
+			}
+		} else if (IS("--force")) {
+			enum nl_policy_kind k;
+			if (!*v) {
+				c.force = -1;
+			} else if (nl_policy_from_name(v, &k) < 0 ||
+				   k == NL_POLICY_STATIC) {
+				fprintf(stderr,
+					"numalotd: --force: unknown policy "
+					"\"%s\" (valid: imar2, lbma, "
+					"monitor)\n",
+					v);
+				return 2;
+			} else {
+				c.force = (int)k;
+			}
+		} else if (IS("--ready-fd")) {
+			char *end;
+			long fd = strtol(v, &end, 10);
+			if (!*v || *end || fd < 3 || fd > 1024) {
+				fprintf(stderr, "numalotd: --ready-fd wants a "
+						"descriptor from 3 to 1024\n");
+				return 2;
+			}
+			c.ready_fd = (int)fd;
 		} else if (IS("--log-level")) {
 			c.log_level = -1;
 			for (int k = 0; k < 4; k++)

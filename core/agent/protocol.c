@@ -158,6 +158,16 @@ static int decode_fields(struct json_object *o, struct nl_request *r, char *err,
 				       "\"period\" must be above 0 and at most "
 				       "86400 seconds");
 	}
+	rc = get_str(o, "report", r->report, sizeof(r->report), 0, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (rc == 0 && r->report[0] != '/')
+		return nl_errf(err, errlen, -EINVAL,
+			       "\"report\" must be an absolute path");
+	rc = get_u32(o, "gid", &r->gid, 0, err, errlen);
+	if (rc < 0)
+		return rc;
+	r->has_gid = rc == 0;
 	return decode_params(o, r, err, errlen);
 }
 
@@ -226,6 +236,12 @@ char *nl_proto_encode(const struct nl_request *r)
 				p, r->param_key[i],
 				json_object_new_string(r->param_value[i]));
 		json_object_object_add(o, "params", p);
+		if (r->report[0])
+			json_object_object_add(
+				o, "report", json_object_new_string(r->report));
+		if (r->has_gid)
+			json_object_object_add(o, "gid",
+					       json_object_new_int64(r->gid));
 	}
 	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);

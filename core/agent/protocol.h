@@ -38,6 +38,12 @@ struct nl_request {
 	int nparams;	 /* register: policy parameters */
 	char param_key[NL_PROTO_MAX_PARAMS][48];
 	char param_value[NL_PROTO_MAX_PARAMS][48];
+	/* register, from root only: where the step's user wants the report
+	 * (an absolute path) and the job's group, so that an agent that is
+	 * stopped can hand each step's report to its user. "" none. */
+	char report[1024];
+	uint32_t gid;
+	int has_gid;
 };
 
 /*

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,13 +25,20 @@
 #define ROOT_MAX_TASKS 4096
 
 struct nl_step *nl_server_find(struct nl_server *s, uint32_t job, uint32_t step,
-			       int any_uid, uid_t uid)
+			       int any_uid, uid_t uid, int by_root)
 {
-	for (size_t i = 0; i < s->nsteps; i++)
-		if (s->steps[i].job == job && s->steps[i].step == step &&
-		    (any_uid || s->steps[i].uid == uid))
-			return &s->steps[i];
-	return NULL;
+	struct nl_step *other = NULL;
+	for (size_t i = 0; i < s->nsteps; i++) {
+		struct nl_step *st = &s->steps[i];
+		if (st->job != job || st->step != step ||
+		    (!any_uid && st->uid != uid))
+			continue;
+		if (by_root < 0 ? st->by_root : st->by_root == by_root)
+			return st;
+		if (by_root < 0 && !other)
+			other = st;
+	}
+	return other;
 }
 
 static struct json_object *error(const char *code, const char *msg)
@@ -89,26 +97,78 @@ struct json_object *nl_server_step_report(struct nl_server *s,
 	json_object_object_add(slurm, "node", json_object_new_string(s->node));
 	json_object_object_add(slurm, "tasks", json_object_new_int(st->ntasks));
 	json_object_object_add(r, "slurm", slurm);
+	if (st->limits[0])
+		json_object_object_add(r, "limits",
+				       json_object_new_string(st->limits));
+	/* Threads past the descriptor budget were measured from /proc. */
+	size_t counted = 0, uncounted = 0;
+	n = step_pids(s, st, &pids);
+	for (size_t i = 0; i < n; i++) {
+		size_t c, u;
+		if (nl_real_budget_of(s->machine, pids[i], &c, &u) == 0) {
+			counted += c;
+			uncounted += u;
+		}
+	}
+	free(pids);
+	if (uncounted) {
+		char msg[200];
+		struct json_object *c;
+		snprintf(msg, sizeof(msg),
+			 "%zu of %zu threads were measured from /proc (CPU "
+			 "time only): past this node's counter descriptor "
+			 "budget",
+			 uncounted, counted + uncounted);
+		if (json_object_object_get_ex(r, "counters", &c) &&
+		    json_object_is_type(c, json_type_object))
+			json_object_object_add(
+				c, "budget_limited_threads",
+				json_object_new_int64((int64_t)uncounted));
+		json_object_object_add(r, "budget",
+				       json_object_new_string(msg));
+	}
 	return r;
 }
 
-static int step_params(struct nl_server *s, const struct nl_request *q,
-		       struct nl_policy_params *p, char *err, size_t errlen)
+/* Note what a site limit changed (for the log and the report). */
+static void note_limit(char *notes, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void note_limit(char *notes, size_t len, const char *fmt, ...)
 {
-	double period =
-		q->period_s > 0 ? q->period_s : s->cfg->default_period_s;
+	size_t n = strlen(notes);
+	va_list ap;
+	if (n + 3 >= len)
+		return;
+	if (n)
+		n += (size_t)snprintf(notes + n, len - n, "; ");
+	va_start(ap, fmt);
+	vsnprintf(notes + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The step's parameters: every one a peer sends, params.period included,
+ * is held to the site's limits; what was changed is noted (docs/protocol.md).
+ */
+static int step_params(struct nl_server *s, const struct nl_request *q,
+		       struct nl_policy_params *p, char *notes, size_t nlen,
+		       char *err, size_t errlen)
+{
+	double lo = s->cfg->min_period_s, hi = s->cfg->max_period_s;
 	nl_policy_params_default(p);
-	if (period < s->cfg->min_period_s || period > s->cfg->max_period_s) {
-		snprintf(err, errlen,
-			 "period %g s is outside this node's bounds [%g, %g]",
-			 period, s->cfg->min_period_s, s->cfg->max_period_s);
-		return -EINVAL;
-	}
-	p->period_s = period;
+	p->period_s = q->period_s > 0 ? q->period_s : s->cfg->default_period_s;
 	for (int i = 0; i < q->nparams; i++)
 		if (nl_policy_param_set(p, q->param_key[i], q->param_value[i],
 					err, errlen) < 0)
 			return -EINVAL;
+	if (p->period_s < lo || p->period_s > hi) {
+		double was = p->period_s;
+		p->period_s = was < lo ? lo : hi;
+		note_limit(notes, nlen,
+			   "period %g s held to this node's bounds [%g, %g] "
+			   "s: %g s",
+			   was, lo, hi, p->period_s);
+	}
 	return 0;
 }
 
@@ -120,21 +180,22 @@ static struct json_object *refuse(const struct nl_peer *peer, const char *code,
 	return error(code, msg);
 }
 
-static size_t steps_of(const struct nl_server *s, uid_t uid)
+static size_t steps_of(const struct nl_server *s, uid_t uid, int by_root)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->nsteps; i++)
-		n += s->steps[i].uid == uid;
+		n += s->steps[i].uid == uid && s->steps[i].by_root == by_root;
 	return n;
 }
 
-/* The domain of a sibling step: same job, user and policy. */
+/* The domain of a sibling step: same job, user, policy and registrar (a
+ * user's own steps never share a Slurm job's domain). */
 static int job_domain(const struct nl_server *s, const struct nl_request *q,
-		      enum nl_policy_kind k)
+		      enum nl_policy_kind k, int by_root)
 {
 	for (size_t i = 0; i < s->nsteps; i++)
 		if (s->steps[i].job == q->job && s->steps[i].uid == q->uid &&
-		    s->steps[i].kind == k)
+		    s->steps[i].kind == k && s->steps[i].by_root == by_root)
 			return s->steps[i].domain;
 	return -1;
 }
@@ -146,7 +207,7 @@ static struct json_object *new_step(struct nl_server *s,
 				    int by_root, struct nl_step **out)
 {
 	/* Look for the job's domain before realloc moves the steps. */
-	int domain = job_domain(s, q, k), joined = domain >= 0;
+	int domain = job_domain(s, q, k, by_root), joined = domain >= 0;
 	struct nl_step *n = realloc(s->steps, sizeof(*n) * (s->nsteps + 1));
 	char name[64];
 
@@ -162,6 +223,10 @@ static struct json_object *new_step(struct nl_server *s,
 	n->key = key;
 	n->by_root = by_root;
 	n->done_since_s = -1;
+	if (by_root && q->report[0]) {
+		snprintf(n->report, sizeof(n->report), "%s", q->report);
+		n->gid = q->has_gid ? q->gid : 0;
+	}
 	if (domain < 0) {
 		/* The job's first step with this policy: its parameters and
 		 * period are the domain's. */
@@ -185,35 +250,68 @@ static struct json_object *new_step(struct nl_server *s,
 	return NULL;
 }
 
+/* The site's force= and allow=, on every registration (docs/slurm.md). */
+static int site_policy(struct nl_server *s, enum nl_policy_kind *k, char *notes,
+		       size_t nlen, char *err, size_t errlen)
+{
+	if (s->cfg->force >= 0 && (int)*k != s->cfg->force) {
+		note_limit(notes, nlen, "policy %s: this node forces %s",
+			   nl_policy_name(*k),
+			   nl_policy_name((enum nl_policy_kind)s->cfg->force));
+		*k = (enum nl_policy_kind)s->cfg->force;
+		return 0;
+	}
+	if (s->cfg->allow && !(s->cfg->allow & (1u << *k))) {
+		snprintf(err, errlen, "policy %s is not allowed on this node",
+			 nl_policy_name(*k));
+		return -EPERM;
+	}
+	return 0;
+}
+
 static struct json_object *do_register(struct nl_server *s,
 				       const struct nl_peer *peer,
 				       const struct nl_request *q)
 {
-	char err[512];
+	char err[512], notes[512] = "";
 	enum nl_policy_kind k;
 	struct nl_policy_params params;
 	struct nl_task_stat ts;
 	struct json_object *fail;
-	/* Steps are keyed by user too: nobody can take another's job id. */
-	struct nl_step *st = nl_server_find(s, q->job, q->step, 0, q->uid);
 	int root = peer->uid == 0, rc;
+	/* Steps are keyed by user and by who registered them: nobody can
+	 * take another's job id, and a user's own registration never stands
+	 * for a Slurm step (only slurmstepd's, as root, does). */
+	struct nl_step *st =
+		nl_server_find(s, q->job, q->step, 0, q->uid, root);
 
-	/* A user registers only their own processes, as themselves. */
+	/* A user registers only their own processes, as themselves: asked
+	 * first, so that the answer says nothing of others' processes. */
 	if (!root && q->uid != peer->uid)
 		return refuse(peer, "permission",
 			      "a user may only register their own processes");
+	if (!root && (rc = nl_proc_owned_by(q->pid, peer->uid)) != 0)
+		return rc == -ESRCH
+			       ? refuse(peer, "no-process", "no such process")
+			       : refuse(peer, "permission",
+					"a user may only register their "
+					"own processes");
 	if (nl_policy_from_name(q->policy, &k) < 0 || k == NL_POLICY_STATIC) {
 		snprintf(err, sizeof(err),
-			 "unknown policy \"%s\" (valid: imar2, lbma, monitor)",
+			 "unknown policy \"%.16s\" (valid: imar2, lbma, "
+			 "monitor)",
 			 q->policy);
 		return refuse(peer, "bad-request", err);
 	}
-	if (!st &&
-	    steps_of(s, q->uid) >= (root ? ROOT_MAX_STEPS : USER_MAX_STEPS))
+	if (site_policy(s, &k, notes, sizeof(notes), err, sizeof(err)) < 0)
+		return refuse(peer, "permission", err);
+	if (!st && steps_of(s, q->uid, root) >=
+			   (root ? ROOT_MAX_STEPS : USER_MAX_STEPS))
 		return refuse(peer, "limit", "too many steps for this user");
 	if (st && st->ntasks >= (root ? ROOT_MAX_TASKS : USER_MAX_TASKS))
 		return refuse(peer, "limit", "too many tasks in this step");
-	if (!st && step_params(s, q, &params, err, sizeof(err)) < 0)
+	if (!st && step_params(s, q, &params, notes, sizeof(notes), err,
+			       sizeof(err)) < 0)
 		return refuse(peer, "bad-request", err);
 	if (nl_proc_read_stat(q->pid, q->pid, &ts) < 0)
 		return refuse(peer, "no-process", "no such process");
@@ -248,9 +346,18 @@ static struct json_object *do_register(struct nl_server *s,
 		return error("internal", "cannot add the process");
 	}
 	st->ntasks++;
+	if (notes[0] && !strstr(st->limits, notes))
+		note_limit(st->limits, sizeof(st->limits), "%s", notes);
 	nl_log(NL_LOG_INFO, "job %u step %u: task pid %d%s", q->job, q->step,
 	       (int)q->pid, o.wait_exec ? " (taken over at its exec)" : "");
-	return ok();
+	struct json_object *o2 = ok();
+	if (notes[0]) {
+		nl_log(NL_LOG_INFO, "job %u step %u (uid %u): %s", q->job,
+		       q->step, (unsigned)q->uid, notes);
+		json_object_object_add(o2, "limits",
+				       json_object_new_string(notes));
+	}
+	return o2;
 }
 
 void nl_server_drop(struct nl_server *s, struct nl_step *st)
@@ -287,11 +394,14 @@ static struct json_object *do_report(struct nl_server *s,
 				     const struct nl_peer *peer,
 				     const struct nl_request *q, int final)
 {
-	/* Root names the user (or takes the first match); a user is
-	 * looked up as themselves. */
+	/* Root names the user (or takes the first match) and means a step
+	 * root registered; a user is looked up as themselves, and may end
+	 * only a step of their own making (reading a Slurm step is fine). */
 	int any = peer->uid == 0 && !q->has_uid;
 	uid_t uid = peer->uid == 0 ? q->uid : peer->uid;
-	struct nl_step *st = nl_server_find(s, q->job, q->step, any, uid);
+	int by_root = peer->uid == 0 ? (final ? 1 : -1) : final ? 0 : -1;
+	struct nl_step *st =
+		nl_server_find(s, q->job, q->step, any, uid, by_root);
 	struct json_object *o, *r;
 
 	if (!st)

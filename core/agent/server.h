@@ -26,6 +26,9 @@ struct nl_step {
 	int key;     /* the machine's job id of its processes (and children) */
 	int by_root; /* registered by root (slurmstepd): site copies allowed */
 	double done_since_s; /* when all its tasks had ended, < 0 running */
+	char report[1024];   /* the user's report path ("" unknown) */
+	gid_t gid;	     /* the job's group, for writing it */
+	char limits[512]; /* what the site's limits changed, for the report */
 };
 
 struct nl_server {
@@ -37,6 +40,7 @@ struct nl_server {
 	int next_domain;
 	int next_key;
 	char node[64];
+	double stale_checked_s; /* drop_stale's last look */
 };
 
 /* Who is on the other end of the socket (SO_PEERCRED). */
@@ -50,9 +54,13 @@ struct nl_peer {
 char *nl_server_handle(struct nl_server *s, const struct nl_peer *peer,
 		       const char *body, size_t len);
 
-/* The step job.step of user uid (any user's with any_uid). */
+/*
+ * The step job.step of user uid (any user's with any_uid). by_root: 1 a
+ * step slurmstepd (root) registered, 0 one a user registered over the
+ * socket, -1 either (root's first): a Slurm job id counts only from root.
+ */
 struct nl_step *nl_server_find(struct nl_server *s, uint32_t job, uint32_t step,
-			       int any_uid, uid_t uid);
+			       int any_uid, uid_t uid, int by_root);
 /* The step's report with its Slurm identity added. */
 struct json_object *nl_server_step_report(struct nl_server *s,
 					  struct nl_step *st);

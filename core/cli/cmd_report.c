@@ -1,11 +1,19 @@
 /* numalot report FILE...: a person's summary of numalot JSON reports. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "cli.h"
 #include "report_html.h"
+
+/* A report is at most the agent's largest reply (docs/protocol.md). */
+#define REPORT_MAX_BYTES (16 * 1024 * 1024)
 
 static struct json_object *at(struct json_object *o, const char *path)
 {
@@ -18,10 +26,33 @@ static struct json_object *at(struct json_object *o, const char *path)
 	return o;
 }
 
+/* A field as text for a terminal: control characters (an escape
+ * sequence in a report) are shown, not sent (\xNN). */
 static const char *s(struct json_object *o, const char *path)
 {
+	static char buf[8][512];
+	static int k;
 	struct json_object *v = at(o, path);
-	return v ? json_object_get_string(v) : "-";
+	const char *in = v ? json_object_get_string(v) : "-";
+	char *out = buf[k++ % 8];
+	size_t n = 0;
+	for (; in && *in && n + 5 < sizeof(buf[0]); in++) {
+		unsigned char c = (unsigned char)*in;
+		if (c < 0x20 || c == 0x7f)
+			n += (size_t)snprintf(out + n, sizeof(buf[0]) - n,
+					      "\\x%02x", c);
+		else
+			out[n++] = (char)c;
+	}
+	out[n] = 0;
+	return out;
+}
+
+/* A field that must be an array, or NULL. */
+static struct json_object *array_at(struct json_object *o, const char *path)
+{
+	struct json_object *v = at(o, path);
+	return v && json_object_is_type(v, json_type_array) ? v : NULL;
 }
 
 static int i(struct json_object *o, const char *path)
@@ -31,7 +62,12 @@ static int i(struct json_object *o, const char *path)
 
 static void summarise(const char *file, struct json_object *r)
 {
-	struct json_object *th = at(r, "threads"), *pr = at(r, "processes");
+	struct json_object *th = array_at(r, "threads"),
+			   *pr = array_at(r, "processes");
+	if (!json_object_is_type(r, json_type_object)) {
+		printf("%s\n  not a report (a JSON object)\n", file);
+		return;
+	}
 	printf("%s\n", file);
 	if (at(r, "slurm"))
 		printf("  job %s step %s on %s\n", s(r, "slurm.job"),
@@ -60,6 +96,8 @@ static void summarise(const char *file, struct json_object *r)
 	       s(r, "machine.topology"));
 	for (size_t k = 0; pr && k < json_object_array_length(pr); k++) {
 		struct json_object *p = json_object_array_get_idx(pr, k);
+		if (!json_object_is_type(p, json_type_object))
+			continue;
 		printf("  process %s (%s): %s threads, %s %s s\n", s(p, "pid"),
 		       s(p, "name"), s(p, "threads"),
 		       at(p, "completion_s") ? "completed at" : "running for",
@@ -75,6 +113,46 @@ static void summarise(const char *file, struct json_object *r)
 		printf("  warning: %s\n", s(r, "warning"));
 }
 
+/* Read a report: a regular file of at most REPORT_MAX_BYTES. */
+static struct json_object *load(const char *path, char *err, size_t len)
+{
+	struct stat sb;
+	struct json_object *o = NULL;
+	char *buf;
+	ssize_t n;
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(err, len, "%s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    sb.st_size > REPORT_MAX_BYTES) {
+		snprintf(err, len,
+			 S_ISREG(sb.st_mode) ? "over %d bytes"
+					     : "not a regular file",
+			 REPORT_MAX_BYTES);
+		close(fd);
+		return NULL;
+	}
+	buf = malloc((size_t)sb.st_size + 1);
+	while (buf && got < (size_t)sb.st_size &&
+	       (n = read(fd, buf + got, (size_t)sb.st_size - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	if (!buf) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	buf[got] = 0;
+	o = json_tokener_parse(buf);
+	free(buf);
+	if (!o)
+		snprintf(err, len, "not JSON");
+	return o;
+}
+
 int nl_cmd_report(int argc, char **argv)
 {
 	int status = NL_EXIT_OK;
@@ -87,21 +165,31 @@ int nl_cmd_report(int argc, char **argv)
 		return NL_EXIT_USAGE;
 	}
 	for (int k = 1; k < argc; k++) {
-		struct json_object *r = json_object_from_file(argv[k]), *list;
+		char err[128];
+		struct json_object *r = load(argv[k], err, sizeof(err)), *list;
+		if (r && !json_object_is_type(r, json_type_object))
+			snprintf(err, sizeof(err), "not a JSON object");
 		if (!r || !json_object_is_type(r, json_type_object)) {
 			nl_cli_error("report", "%s: not a numalot report (%s)",
-				     argv[k], json_util_get_last_err());
+				     argv[k], err);
 			status = NL_EXIT_USAGE;
 			json_object_put(r);
 			continue;
 		}
-		if (json_object_object_get_ex(r, "reports", &list))
+		if (json_object_object_get_ex(r, "reports", &list) &&
+		    !json_object_is_type(list, json_type_array)) {
+			nl_cli_error("report",
+				     "%s: \"reports\" must be an array",
+				     argv[k]);
+			status = NL_EXIT_USAGE;
+		} else if (list) {
 			for (size_t j = 0; j < json_object_array_length(list);
 			     j++)
 				summarise(argv[k],
 					  json_object_array_get_idx(list, j));
-		else
+		} else {
 			summarise(argv[k], r);
+		}
 		json_object_put(r);
 	}
 	if (html || svg) {

@@ -107,17 +107,48 @@ int nl_proc_slurp(const char *path, char **text, size_t *len)
 
 int nl_proc_read_stat(pid_t pid, pid_t tid, struct nl_task_stat *out)
 {
-	char path[64], *text;
-	int rc;
+	/* Read every period for every thread: one read into the stack, no
+	 * allocation (a stat line is well under 1 KiB). */
+	char path[64], text[1024];
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
 		 (int)tid);
-	rc = nl_proc_slurp(path, &text, NULL);
-	if (rc < 0)
-		return rc;
-	rc = nl_proc_parse_stat(text, out);
-	free(text);
-	return rc;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((n = read(fd, text, sizeof(text) - 1)) < 0 && errno == EINTR)
+		;
+	if (n < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	close(fd);
+	text[n] = 0;
+	return n == 0 ? -ESRCH : nl_proc_parse_stat(text, out);
+}
+
+int nl_proc_open_stat(pid_t pid, pid_t tid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
+		 (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : errno == ENOENT ? -ESRCH : -errno;
+}
+
+int nl_proc_pread_stat(int fd, struct nl_task_stat *out)
+{
+	char text[1024];
+	ssize_t n;
+	while ((n = pread(fd, text, sizeof(text) - 1, 0)) < 0 && errno == EINTR)
+		;
+	if (n <= 0)
+		return n == 0 || errno == ESRCH ? -ESRCH : -errno;
+	text[n] = 0;
+	return nl_proc_parse_stat(text, out);
 }
 
 static int cmp_pid(const void *a, const void *b)

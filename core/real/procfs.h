@@ -28,6 +28,14 @@ int nl_proc_parse_stat(const char *text, struct nl_task_stat *out);
 int nl_proc_read_stat(pid_t pid, pid_t tid, struct nl_task_stat *out);
 
 /*
+ * A thread's stat file kept open: one read a period instead of open, read
+ * and close. The descriptor stays bound to that thread: once it has ended
+ * (even if its tid is reused) the read says -ESRCH.
+ */
+int nl_proc_open_stat(pid_t pid, pid_t tid);
+int nl_proc_pread_stat(int fd, struct nl_task_stat *out);
+
+/*
  * The thread ids of pid, sorted, in a malloc'd array. -ESRCH when the
  * process is gone.
  */

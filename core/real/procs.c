@@ -51,11 +51,12 @@ static int alive(const struct rproc *p, int *changed_hands)
 	return running;
 }
 
-void nl_real_note_ends(struct real *r)
+static void note_ends(struct real *r, int only_refresh)
 {
 	for (size_t i = 0; i < r->nprocs; i++) {
 		int changed = 0;
 		if (r->procs[i].info.end_s >= 0 ||
+		    (only_refresh && !r->procs[i].refresh) ||
 		    alive(&r->procs[i], &changed))
 			continue;
 		r->procs[i].info.end_s = r_now(&r->m);
@@ -64,6 +65,16 @@ void nl_real_note_ends(struct real *r)
 		if (changed)
 			nl_real_release_pid(r, r->procs[i].info.pid);
 	}
+}
+
+void nl_real_note_ends(struct real *r)
+{
+	note_ends(r, 0);
+}
+
+void nl_real_note_ends_some(struct real *r)
+{
+	note_ends(r, 1);
 }
 
 static int exe_id(pid_t pid, dev_t *dev, ino_t *ino)
@@ -131,7 +142,7 @@ static void inherit_limit(struct real *r, pid_t parent, pid_t child)
 			       HWLOC_CPUBIND_PROCESS);
 }
 
-int nl_real_add_children(struct real *r, struct rproc *p)
+int nl_real_add_children(struct real *r, struct rproc *p, int all)
 {
 	char path[96], *text;
 	pid_t *tids;
@@ -144,8 +155,15 @@ int nl_real_add_children(struct real *r, struct rproc *p)
 	o.job = job;
 	o.wait_exec = 0;
 
-	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
+	if (!all) {
+		tids = malloc(sizeof(*tids));
+		if (!tids)
+			return 0;
+		tids[0] = pid;
+		n = 1;
+	} else if (nl_proc_list_tasks(pid, &tids, &n) < 0) {
 		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
 			 (int)pid, (int)tids[i]);
@@ -176,7 +194,7 @@ int nl_real_forget(struct nl_machine *m, int pid)
 		return -ESRCH;
 	for (size_t i = 0; i < r->nth; i++) {
 		if (r->th[i].pid == pid)
-			nl_real_thread_drop(&r->th[i]);
+			nl_real_thread_drop(r, &r->th[i]);
 		else
 			r->th[j++] = r->th[i];
 	}
@@ -184,6 +202,8 @@ int nl_real_forget(struct nl_machine *m, int pid)
 	hwloc_bitmap_free(p->orig_os);
 	hwloc_bitmap_free(p->pinned_os);
 	hwloc_bitmap_free(p->alloc_os);
+	if (p->pidfd > 0)
+		close(p->pidfd);
 	*p = r->procs[--r->nprocs];
 	return 0;
 }

@@ -18,6 +18,15 @@ struct nl_real_options {
 	 * (-ENOTSUP, err says why); 1 use what auto picks, and say so in err.
 	 */
 	int fallback;
+	/*
+	 * The descriptor budget: counters (several descriptors a thread) are
+	 * opened for at most as many threads as RLIMIT_NOFILE allows after
+	 * fd_reserve descriptors (0: 64) are kept for everything else, and for
+	 * at most max_counted_per_uid threads of one user (0: no such limit).
+	 * Other threads are measured from /proc (CPU time only).
+	 */
+	size_t fd_reserve;
+	size_t max_counted_per_uid;
 };
 
 /*
@@ -53,6 +62,18 @@ struct nl_real_proc {
  */
 int nl_real_add_process(struct nl_machine *m, pid_t pid,
 			const struct nl_real_proc *o, char *err, size_t errlen);
+
+/*
+ * Threads of pid measured with counters and measured from /proc only
+ * (past the descriptor budget). 0 or -ESRCH.
+ */
+int nl_real_budget_of(struct nl_machine *m, int pid, size_t *counted,
+		      size_t *uncounted);
+
+/* How many threads the descriptor budget gives counters (node, user). */
+void nl_real_budget(struct nl_machine *m, size_t *node, size_t *per_uid);
+/* Set it (per_uid 0: no limit per user); node is kept within RLIMIT_NOFILE. */
+void nl_real_set_budget(struct nl_machine *m, size_t node, size_t per_uid);
 
 /* The backend in use (never AUTO). */
 enum nl_backend nl_real_backend(const struct nl_machine *m);

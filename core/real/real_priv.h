@@ -17,7 +17,12 @@ struct rthread {
 	hwloc_bitmap_t allowed;	 /* dense CPUs: the limit (its allocation) */
 	hwloc_bitmap_t affinity; /* dense CPUs: its own binding */
 	int placed;
-	int mark;
+	unsigned gen; /* the refresh that last saw it */
+	int counted;  /* holds counter descriptors (the budget) */
+	int stat_fd;  /* its stat file, kept open (counted), or -1 */
+	uid_t uid;    /* whose budget it counts against */
+	unsigned long long ticks, ticks_prev; /* utime+stime (no counters) */
+	double ticks_t_prev;
 };
 
 struct rproc {
@@ -33,6 +38,15 @@ struct rproc {
 	double pages_t;
 	double pages[NL_MAX_NODES];
 	int have_pages;
+	int refresh;	   /* part of the refresh under way */
+	int pidfd;	   /* for waiting on its end (0: not open) */
+	double children_t; /* last scan of every thread's children */
+};
+
+/* Threads holding counter descriptors, per user (the budget). */
+struct uid_count {
+	uid_t uid;
+	size_t n;
 };
 
 struct real {
@@ -47,6 +61,10 @@ struct real {
 	size_t capout;
 	struct nl_process_info *infos;
 	double t0;
+	unsigned gen;
+	size_t counted, max_counted, max_counted_per_uid;
+	struct uid_count *uids;
+	size_t nuids;
 };
 
 static inline struct real *R(struct nl_machine *m)
@@ -69,14 +87,18 @@ static inline struct rproc *proc_of(struct real *r, pid_t pid)
 
 /* procs.c: the managed processes. */
 void nl_real_note_ends(struct real *r);
+/* The same for the processes under refresh only (rproc.refresh). */
+void nl_real_note_ends_some(struct real *r);
 void nl_real_check_pending(struct real *r, struct rproc *p);
-int nl_real_add_children(struct real *r, struct rproc *p);
+/* Manage the children p started (of its main thread; all: of every one
+ * of its threads). */
+int nl_real_add_children(struct real *r, struct rproc *p, int all);
 int nl_real_forget(struct nl_machine *m, int pid);
 /* move_pages.c: move_pages(2) for a managed process (machine.h). */
 int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 		       double max_bytes, double *moved);
 /* realmachine.c */
-void nl_real_thread_drop(struct rthread *t);
+void nl_real_thread_drop(struct real *r, struct rthread *t);
 /* Give every thread of pid numalot placed the affinity it had. */
 void nl_real_release_pid(struct real *r, pid_t pid);
 

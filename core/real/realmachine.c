@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,12 +51,83 @@ static void to_dense(const struct nl_topology *t, hwloc_const_bitmap_t os,
 	hwloc_bitmap_foreach_end();
 }
 
-void nl_real_thread_drop(struct rthread *t)
+/* A thread's share of the descriptor budget, by user. */
+static struct uid_count *uid_slot(struct real *r, uid_t uid, int add)
 {
+	for (size_t i = 0; i < r->nuids; i++)
+		if (r->uids[i].uid == uid)
+			return &r->uids[i];
+	if (!add)
+		return NULL;
+	struct uid_count *n = realloc(r->uids, sizeof(*n) * (r->nuids + 1));
+	if (!n)
+		return NULL;
+	r->uids = n;
+	r->uids[r->nuids] = (struct uid_count){uid, 0};
+	return &r->uids[r->nuids++];
+}
+
+void nl_real_thread_drop(struct real *r, struct rthread *t)
+{
+	if (t->counted) {
+		struct uid_count *u = uid_slot(r, t->uid, 0);
+		if (u && u->n)
+			u->n--;
+		if (r->counted)
+			r->counted--;
+		t->counted = 0;
+	}
 	nl_counters_close(t->ctr);
+	t->ctr = NULL;
+	if (t->stat_fd > 0)
+		close(t->stat_fd);
+	t->stat_fd = -1;
 	hwloc_bitmap_free(t->orig_os);
 	hwloc_bitmap_free(t->allowed);
 	hwloc_bitmap_free(t->affinity);
+	t->affinity = NULL;
+	t->orig_os = t->allowed = NULL;
+}
+
+/*
+ * Is tid still the thread we know (same process, same start time)? Asked
+ * immediately before every bind: a tid reused by another thread, maybe
+ * another user's process, must never get our affinity.
+ */
+static int same_thread(const struct rthread *t)
+{
+	struct nl_task_stat st;
+	int rc = nl_proc_read_stat(t->pid, t->tid, &st);
+	if (rc < 0)
+		return rc == -ESRCH ? -ESRCH : rc;
+	if (st.starttime != t->start || st.state == 'Z' || st.state == 'X')
+		return -ESRCH;
+	return 0;
+}
+
+/* Counters for this thread if the budget allows, else /proc only. */
+static void open_counters(struct real *r, struct rproc *p, struct rthread *t)
+{
+	uid_t uid = p->o.check_uid ? p->o.uid : 0;
+	struct uid_count *u = uid_slot(r, uid, 1);
+
+	t->uid = uid;
+	if (r->counted >= r->max_counted || !u ||
+	    (r->max_counted_per_uid && u->n >= r->max_counted_per_uid)) {
+		t->ctr_err = -EMFILE; /* measured from /proc */
+		return;
+	}
+	t->ctr_err = nl_counters_open(r->o.backend, t->pid, t->tid, &t->ctr);
+	if (!t->ctr)
+		return;
+	t->counted = 1;
+	r->counted++;
+	u->n++;
+	/* Its stat file too, within the same budget (one more descriptor). */
+	int fd = nl_proc_open_stat(t->pid, t->tid);
+	t->stat_fd = fd >= 0 ? fd : -1;
+	/* latency samples by the decision topology's nodes */
+	nl_counters_set_node_map(t->ctr, r->m.topo->node_os, r->m.topo->nnodes);
 }
 
 /* A thread seen for the first time: its limit, counters, affinity. */
@@ -62,6 +135,7 @@ static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
 		       pid_t tid, const struct nl_task_stat *st)
 {
 	memset(t, 0, sizeof(*t));
+	t->stat_fd = -1;
 	t->tid = tid;
 	t->pid = p->info.pid;
 	t->start = st->starttime;
@@ -82,10 +156,9 @@ static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
 	/* Its limit is the allocation; its own binding, where it starts. */
 	to_dense(r->m.topo, p->alloc_os, t->allowed);
 	hwloc_bitmap_or(t->allowed, t->allowed, t->affinity);
-	t->ctr_err = nl_counters_open(r->o.backend, t->pid, tid, &t->ctr);
-	if (t->ctr) /* latency samples by the decision topology's nodes */
-		nl_counters_set_node_map(t->ctr, r->m.topo->node_os,
-					 r->m.topo->nnodes);
+	open_counters(r, p, t);
+	t->ticks = t->ticks_prev = st->utime_ticks + st->stime_ticks;
+	t->ticks_t_prev = nl_mono_s();
 	p->info.threads_seen++;
 	return 0;
 }
@@ -96,81 +169,220 @@ static int cmp_thread(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static int r_threads(struct nl_machine *m, const struct nl_thread_info **out,
-		     size_t *n)
+static struct rthread *find_in(struct rthread *th, size_t n, pid_t tid)
 {
-	struct real *r = R(m);
-	size_t nprocs = r->nprocs;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (th[mid].tid == tid)
+			return &th[mid];
+		if (th[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
 
-	for (size_t i = 0; i < r->nth; i++)
-		r->th[i].mark = 0;
-	nl_real_note_ends(r);
-	for (size_t i = 0; r->o.follow_children && i < nprocs; i++)
-		if (r->procs[i].info.end_s < 0)
-			nl_real_add_children(r, &r->procs[i]);
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* The pids of the processes under refresh, for a quick lookup. */
+struct pid_set {
+	int *slot;
+	size_t mask;
+};
+
+static int pid_set_init(struct pid_set *ps, const struct real *r)
+{
+	size_t n = 0, cap = 16;
+	for (size_t i = 0; i < r->nprocs; i++)
+		n += r->procs[i].refresh != 0;
+	while (cap < 2 * n)
+		cap *= 2;
+	ps->slot = calloc(cap, sizeof(int));
+	ps->mask = cap - 1;
+	if (!ps->slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		if (!r->procs[i].refresh)
+			continue;
+		size_t h =
+			(size_t)r->procs[i].info.pid * 2654435761u & ps->mask;
+		while (ps->slot[h] && ps->slot[h] != r->procs[i].info.pid)
+			h = (h + 1) & ps->mask;
+		ps->slot[h] = r->procs[i].info.pid;
+	}
+	return 0;
+}
+
+static int pid_set_has(const struct pid_set *ps, int pid)
+{
+	size_t h = (size_t)pid * 2654435761u & ps->mask;
+	while (ps->slot[h]) {
+		if (ps->slot[h] == pid)
+			return 1;
+		h = (h + 1) & ps->mask;
+	}
+	return 0;
+}
+
+/* Every thread's children file is read at most this often (the main
+ * thread's every refresh): most programs fork from their main thread. */
+#define CHILDREN_SCAN_S 2.0
+
+/* Keep every known thread of pid (its task list could not be read now:
+ * out of descriptors or memory is not the kernel saying it is gone). */
+static void keep_threads_of(struct real *r, pid_t pid, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (r->th[i].pid == pid)
+			r->th[i].gen = r->gen;
+}
+
+/* Read one process's threads; new ones are appended past nsorted. */
+static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
+{
+	pid_t *tids;
+	size_t nt;
+	int rc = nl_proc_list_tasks(p->info.pid, &tids, &nt);
+
+	if (rc < 0) {
+		if (rc != -ESRCH)
+			keep_threads_of(r, p->info.pid, nsorted);
+		return 0;
+	}
+	for (size_t k = 0; k < nt; k++) {
+		struct nl_task_stat st;
+		struct rthread *t = find_in(r->th, nsorted, tids[k]);
+		rc = t && t->stat_fd >= 0 ? nl_proc_pread_stat(t->stat_fd, &st)
+					  : -EBADF;
+		if (rc == -ESRCH && t) /* that thread ended: its tid reused */
+			st.starttime = 0;
+		if (rc < 0)
+			rc = nl_proc_read_stat(p->info.pid, tids[k], &st);
+		if (rc < 0 && rc != -ESRCH && t && t->start) {
+			t->gen = r->gen; /* could not read it now: keep it */
+			continue;
+		}
+		if (rc < 0 || st.state == 'Z' || st.state == 'X')
+			continue;
+		if (tids[k] == p->info.pid) /* after exec: its name */
+			snprintf(p->info.name, sizeof(p->info.name), "%s",
+				 st.comm);
+		if (t && t->start != st.starttime) {
+			/* A reused tid: the old thread is gone. */
+			nl_real_thread_drop(r, t);
+			if (thread_init(r, p, t, tids[k], &st) < 0) {
+				nl_real_thread_drop(r, t);
+				t->start = 0; /* dropped below */
+				continue;
+			}
+		} else if (!t) {
+			if (r->nth == r->capth) {
+				size_t cap = r->capth ? r->capth * 2 : 64;
+				struct rthread *n2 =
+					realloc(r->th, cap * sizeof(*n2));
+				if (!n2) {
+					free(tids);
+					return -ENOMEM;
+				}
+				r->th = n2;
+				r->capth = cap;
+			}
+			t = &r->th[r->nth];
+			if (thread_init(r, p, t, tids[k], &st) < 0) {
+				nl_real_thread_drop(r, t);
+				continue;
+			}
+			r->nth++;
+		}
+		t->cpu = nl_topology_cpu_from_os(r->m.topo, st.processor);
+		t->ticks = st.utime_ticks + st.stime_ticks;
+		t->gen = r->gen;
+	}
+	free(tids);
+	return 0;
+}
+
+/*
+ * Refresh the threads of the managed processes (pids == NULL: all of
+ * them; else those in pids and the children they start) and hand out the
+ * refreshed ones, sorted by tid.
+ */
+static int refresh(struct real *r, const int *pids, size_t npids,
+		   const struct nl_thread_info **out, size_t *n)
+{
+	int *sorted = NULL;
+	size_t nprocs, nsorted, j;
+	double now = nl_mono_s();
+
+	if (pids) {
+		sorted = malloc(sizeof(int) * (npids + 1));
+		if (!sorted)
+			return -ENOMEM;
+		memcpy(sorted, pids, sizeof(int) * npids);
+		qsort(sorted, npids, sizeof(int), cmp_int);
+	}
+	r->gen++;
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct rproc *p = &r->procs[i];
-		pid_t *tids;
-		size_t nt;
+		p->refresh = !pids || bsearch(&p->info.pid, sorted, npids,
+					      sizeof(int), cmp_int);
+	}
+	free(sorted);
+	nl_real_note_ends_some(r);
+	nprocs = r->nprocs;
+	for (size_t i = 0; r->o.follow_children && i < nprocs; i++) {
+		struct rproc *p = &r->procs[i];
+		if (!p->refresh || p->info.end_s >= 0)
+			continue;
+		int all = now - p->children_t >= CHILDREN_SCAN_S;
+		if (all)
+			p->children_t = now;
+		nl_real_add_children(r, p, all);
+	}
+	for (size_t i = nprocs; i < r->nprocs; i++)
+		r->procs[i].refresh = 1; /* children found just now */
+	nsorted = r->nth;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = &r->procs[i];
+		if (!p->refresh)
+			continue;
 		if (p->pending && p->info.end_s < 0)
 			nl_real_check_pending(r, p);
-		if (p->info.end_s >= 0 || p->pending ||
-		    nl_proc_list_tasks(p->info.pid, &tids, &nt) < 0)
+		if (p->info.end_s >= 0 || p->pending)
 			continue;
-		for (size_t k = 0; k < nt; k++) {
-			struct nl_task_stat st;
-			if (nl_proc_read_stat(p->info.pid, tids[k], &st) < 0 ||
-			    st.state == 'Z' || st.state == 'X')
-				continue;
-			if (tids[k] == p->info.pid) /* after exec: its name */
-				snprintf(p->info.name, sizeof(p->info.name),
-					 "%s", st.comm);
-			struct rthread *t = find(r, tids[k]);
-			if (t && t->start != st.starttime) {
-				/* A reused tid: the old thread is gone. */
-				nl_real_thread_drop(t);
-				*t = r->th[--r->nth];
-				qsort(r->th, r->nth, sizeof(*r->th),
-				      cmp_thread);
-				t = NULL;
-			}
-			if (!t) {
-				if (r->nth == r->capth) {
-					size_t cap =
-						r->capth ? r->capth * 2 : 64;
-					struct rthread *nt2 = realloc(
-						r->th, cap * sizeof(*nt2));
-					if (!nt2) {
-						free(tids);
-						return -ENOMEM;
-					}
-					r->th = nt2;
-					r->capth = cap;
-				}
-				t = &r->th[r->nth];
-				if (thread_init(r, p, t, tids[k], &st) < 0) {
-					nl_real_thread_drop(t);
-					continue;
-				}
-				r->nth++;
-				qsort(r->th, r->nth, sizeof(*r->th),
-				      cmp_thread);
-				t = find(r, tids[k]);
-			}
-			t->cpu = nl_topology_cpu_from_os(m->topo, st.processor);
-			t->mark = 1;
-		}
-		free(tids);
+		int rc = refresh_proc(r, p, nsorted);
+		if (rc < 0)
+			return rc;
 	}
-	/* Forget threads that are gone. */
-	size_t j = 0;
+	/* Forget the refreshed processes' threads that are gone. */
+	struct pid_set set;
+	if (pid_set_init(&set, r) < 0)
+		return -ENOMEM;
+	size_t appended = r->nth > nsorted;
+	j = 0;
 	for (size_t i = 0; i < r->nth; i++) {
-		if (r->th[i].mark)
-			r->th[j++] = r->th[i];
-		else
-			nl_real_thread_drop(&r->th[i]);
+		struct rthread *t = &r->th[i];
+		if (t->gen != r->gen && t->start &&
+		    !pid_set_has(&set, t->pid)) {
+			r->th[j++] = *t; /* not refreshed: as it was */
+			continue;
+		}
+		if (t->gen != r->gen) {
+			nl_real_thread_drop(r, t);
+			continue;
+		}
+		r->th[j++] = *t;
 	}
+	free(set.slot);
 	r->nth = j;
+	if (appended)
+		qsort(r->th, r->nth, sizeof(*r->th), cmp_thread);
 	if (r->nth > r->capout) {
 		struct nl_thread_info *o = realloc(r->out, r->nth * sizeof(*o));
 		if (!o)
@@ -178,18 +390,32 @@ static int r_threads(struct nl_machine *m, const struct nl_thread_info **out,
 		r->out = o;
 		r->capout = r->nth;
 	}
+	j = 0;
 	for (size_t i = 0; i < r->nth; i++)
-		r->out[i] = (struct nl_thread_info){
-			.tid = r->th[i].tid,
-			.pid = r->th[i].pid,
-			.start_time = r->th[i].start,
-			.cpu = r->th[i].cpu,
-			.allowed = r->th[i].allowed,
-			.affinity = r->th[i].affinity,
-		};
+		if (r->th[i].gen == r->gen)
+			r->out[j++] = (struct nl_thread_info){
+				.tid = r->th[i].tid,
+				.pid = r->th[i].pid,
+				.start_time = r->th[i].start,
+				.cpu = r->th[i].cpu,
+				.allowed = r->th[i].allowed,
+				.affinity = r->th[i].affinity,
+			};
 	*out = r->out;
-	*n = r->nth;
+	*n = j;
 	return 0;
+}
+
+static int r_threads(struct nl_machine *m, const struct nl_thread_info **out,
+		     size_t *n)
+{
+	return refresh(R(m), NULL, 0, out, n);
+}
+
+static int r_threads_of(struct nl_machine *m, const int *pids, size_t npids,
+			const struct nl_thread_info **out, size_t *n)
+{
+	return refresh(R(m), pids, npids, out, n);
 }
 
 static int r_sample(struct nl_machine *m, int tid, struct nl_sample *out)
@@ -198,6 +424,22 @@ static int r_sample(struct nl_machine *m, int tid, struct nl_sample *out)
 	int rc;
 	if (!t)
 		return -ESRCH;
+	if (!t->ctr && t->ctr_err == -EMFILE) {
+		/* Past the descriptor budget: CPU time from the last refresh's
+		 * /proc read (no descriptor of its own, no second read). */
+		double now = nl_mono_s();
+		memset(out, 0, sizeof(*out));
+		out->wall_s = now - t->ticks_t_prev;
+		out->task_clock_s = (double)(t->ticks - t->ticks_prev) /
+				    (double)sysconf(_SC_CLK_TCK);
+		out->measured = NL_M_TASK_CLOCK;
+		t->ticks_prev = t->ticks;
+		t->ticks_t_prev = now;
+		out->cpu = t->cpu;
+		if (t->cpu >= 0)
+			out->measured |= NL_M_CPU;
+		return 0;
+	}
 	if (!t->ctr)
 		return t->ctr_err ? t->ctr_err : -ENODATA;
 	rc = nl_counters_read(t->ctr, out);
@@ -228,6 +470,8 @@ static int r_place(struct nl_machine *m, int tid, int cpu)
 	if (cpu < 0 || cpu >= m->topo->ncpus ||
 	    !hwloc_bitmap_isset(t->allowed, (unsigned)cpu))
 		return -EINVAL;
+	if ((rc = same_thread(t)) < 0)
+		return rc;
 	os = hwloc_bitmap_alloc();
 	if (!os)
 		return -ENOMEM;
@@ -249,6 +493,7 @@ void nl_real_release_pid(struct real *r, pid_t pid)
 {
 	for (size_t i = 0; i < r->nth; i++)
 		if (r->th[i].pid == pid && r->th[i].placed &&
+		    same_thread(&r->th[i]) == 0 &&
 		    bind(r, r->th[i].tid, r->th[i].orig_os) == 0)
 			r->th[i].placed = 0;
 }
@@ -262,16 +507,27 @@ static int r_release(struct nl_machine *m, int tid)
 		return -ESRCH;
 	if (!t->placed)
 		return 0;
-	rc = bind(r, tid, t->orig_os);
+	/* The list the engine releases from can be a period old. */
+	rc = same_thread(t);
+	if (rc == 0)
+		rc = bind(r, tid, t->orig_os);
 	if (rc == 0)
 		t->placed = 0;
 	return rc;
 }
 
+/*
+ * Sleep until the deadline or until a managed process ends, whichever is
+ * first: one wake-up a period (pidfds), not one every WAIT_SLICE_S (which
+ * cost more than the period's own work on a virtual machine). Slices are
+ * the fallback where pidfds do not tell (no pidfd, a leader that ended
+ * before its threads).
+ */
 static int r_wait(struct nl_machine *m, double seconds)
 {
 	struct real *r = R(m);
 	double end = nl_mono_s() + seconds;
+	int use_pidfd = 1;
 
 	for (;;) {
 		int running = 0;
@@ -285,6 +541,45 @@ static int r_wait(struct nl_machine *m, double seconds)
 		double left = end - nl_mono_s();
 		if (left <= 0)
 			return 1;
+		struct pollfd *pf =
+			use_pidfd ? calloc(r->nprocs, sizeof(*pf)) : NULL;
+		size_t n = 0;
+		for (size_t i = 0; pf && i < r->nprocs; i++) {
+			struct rproc *p = &r->procs[i];
+			if (p->info.end_s >= 0)
+				continue;
+			if (p->pidfd <= 0)
+				p->pidfd = (int)syscall(SYS_pidfd_open,
+							p->info.pid, 0);
+			if (p->pidfd <= 0) {
+				n = 0;
+				break;
+			}
+			pf[n++] = (struct pollfd){p->pidfd, POLLIN, 0};
+		}
+		if (n) {
+			int rc = poll(pf, n, (int)(left * 1e3) + 1);
+			int readable = 0;
+			for (size_t i = 0; rc > 0 && i < n; i++)
+				readable |= (pf[i].revents & POLLIN) != 0;
+			free(pf);
+			if (readable) {
+				/* An end the kernel told of: noted next round;
+				 * if it is not one (a leader gone before its
+				 * threads), slices from now on. */
+				int before = 0, after = 0;
+				for (size_t i = 0; i < r->nprocs; i++)
+					before += r->procs[i].info.end_s < 0;
+				nl_real_note_ends(r);
+				for (size_t i = 0; i < r->nprocs; i++)
+					after += r->procs[i].info.end_s < 0;
+				if (after == before)
+					use_pidfd = 0;
+			}
+			continue; /* a signal (stop) ends the poll early */
+		}
+		free(pf);
+		use_pidfd = 0;
 		if (left > WAIT_SLICE_S)
 			left = WAIT_SLICE_S;
 		struct timespec ts = {(time_t)left,
@@ -297,7 +592,8 @@ static int r_processes(struct nl_machine *m, const struct nl_process_info **out,
 		       size_t *n)
 {
 	struct real *r = R(m);
-	nl_real_note_ends(r);
+	/* As of the last refresh or wait: ends are noted there, once, not
+	 * every time someone asks (docs/architecture.md). */
 	/* The infos live inside rproc: hand out a packed copy. */
 	struct nl_process_info *c =
 		realloc(r->infos, (r->nprocs + 1) * sizeof(*c));
@@ -340,8 +636,10 @@ static void r_destroy(struct nl_machine *m)
 {
 	struct real *r = R(m);
 	for (size_t i = 0; i < r->nth; i++)
-		nl_real_thread_drop(&r->th[i]);
+		nl_real_thread_drop(r, &r->th[i]);
 	for (size_t i = 0; i < r->nprocs; i++) {
+		if (r->procs[i].pidfd > 0)
+			close(r->procs[i].pidfd);
 		hwloc_bitmap_free(r->procs[i].orig_os);
 		hwloc_bitmap_free(r->procs[i].pinned_os);
 		hwloc_bitmap_free(r->procs[i].alloc_os);
@@ -350,6 +648,7 @@ static void r_destroy(struct nl_machine *m)
 	free(r->procs);
 	free(r->out);
 	free(r->infos);
+	free(r->uids);
 	if (r->live)
 		hwloc_topology_destroy(r->live);
 	free(r);
@@ -367,6 +666,7 @@ static const struct nl_machine_ops real_ops = {
 	.move_pages = nl_real_move_pages,
 	.forget = nl_real_forget,
 	.destroy = r_destroy,
+	.threads_of = r_threads_of,
 };
 
 /* Every CPU of the decision topology must be a CPU of this machine. */
@@ -439,14 +739,57 @@ int nl_real_create(const struct nl_topology *topo,
 		r_destroy(&r->m);
 		return rc;
 	}
-	/* One perf_event file per counter per thread: raise the limit. */
+	/* One perf_event file per counter per thread: raise the limit, and
+	 * budget it, so that many threads never take the descriptors the
+	 * rest of the program needs (an agent's socket). */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	{
+		size_t reserve = o->fd_reserve ? o->fd_reserve : 64;
+		size_t per = r->o.backend == NL_BACKEND_SOFTWARE ? 5 : 9;
+		size_t lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+					     rl.rlim_cur != RLIM_INFINITY
+				     ? (size_t)rl.rlim_cur
+				     : 1048576;
+		r->max_counted = lim > reserve ? (lim - reserve) / per : 0;
+		r->max_counted_per_uid = o->max_counted_per_uid;
+	}
 	r->t0 = nl_mono_s();
 	*out = &r->m;
 	return 0;
+}
+
+int nl_real_budget_of(struct nl_machine *m, int pid, size_t *counted,
+		      size_t *uncounted)
+{
+	struct real *r = R(m);
+	*counted = *uncounted = 0;
+	if (!proc_of(r, pid))
+		return -ESRCH;
+	for (size_t i = 0; i < r->nth; i++)
+		if (r->th[i].pid == pid) {
+			if (r->th[i].ctr)
+				(*counted)++;
+			else if (r->th[i].ctr_err == -EMFILE)
+				(*uncounted)++;
+		}
+	return 0;
+}
+
+void nl_real_budget(struct nl_machine *m, size_t *node, size_t *per_uid)
+{
+	*node = R(m)->max_counted;
+	*per_uid = R(m)->max_counted_per_uid;
+}
+
+void nl_real_set_budget(struct nl_machine *m, size_t node, size_t per_uid)
+{
+	struct real *r = R(m);
+	if (node < r->max_counted)
+		r->max_counted = node;
+	r->max_counted_per_uid = per_uid;
 }
 
 enum nl_backend nl_real_backend(const struct nl_machine *m)

@@ -16,6 +16,13 @@
 #include "model.h"
 
 #define MAX_PROCS 1000
+/* Limits checked before any work, so that a file cannot make numalot run
+ * for hours or take gigabytes: threads in all and per CPU (the model's
+ * cost grows with the square of threads per CPU), and when a process
+ * starts. */
+#define MAX_THREADS 16384
+#define MAX_THREADS_PER_CPU 16
+#define MAX_START_S 86400.0
 #define MAX_FILE_BYTES (1 << 20)
 
 struct ctx {
@@ -475,7 +482,8 @@ static int parse_process(struct ctx *c, struct json_object *po, int idx,
 	     parse_placement(c, field, s, topo->nnodes, ps) < 0))
 		return -EINVAL;
 	if (json_object_object_get_ex(po, "start_s", &v) &&
-	    get_number(c, v, FIELD("start_s"), 0, 1e9, 0, &ps->start_s) < 0)
+	    get_number(c, v, FIELD("start_s"), 0, MAX_START_S, 0,
+		       &ps->start_s) < 0)
 		return -EINVAL;
 	if (json_object_object_get_ex(po, "job", &v) &&
 	    get_int(c, v, FIELD("job"), 0, 1 << 30, &ps->job) < 0)
@@ -572,11 +580,22 @@ static int parse_root(struct ctx *c, struct json_object *root,
 	if (!sc->procs)
 		return -ENOMEM;
 	sc->nprocs = (int)np;
+	long threads = 0;
 	for (size_t i = 0; i < np; i++) {
 		rc = parse_process(c, json_object_array_get_idx(procs, i),
 				   (int)i, sc->topo, &sc->procs[i]);
 		if (rc < 0)
 			return rc;
+		threads += sc->procs[i].nthreads;
+		if (threads > MAX_THREADS ||
+		    threads > (long)MAX_THREADS_PER_CPU * sc->topo->ncpus)
+			return perr(
+				c, "processes",
+				"%ld threads (so far) are too many: at most "
+				"%d per CPU (%d on this machine) and %d",
+				threads, MAX_THREADS_PER_CPU,
+				MAX_THREADS_PER_CPU * sc->topo->ncpus,
+				MAX_THREADS);
 	}
 	return 0;
 }

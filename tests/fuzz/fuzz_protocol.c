@@ -24,8 +24,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (again && nl_proto_decode(again, strlen(again), &q2, err,
 					     sizeof(err)) != 0)
 			abort();
-		if (again && (q2.op != q.op || q2.job != q.job ||
-			      q2.pid != q.pid || q2.nparams != q.nparams))
+		if (again &&
+		    (q2.op != q.op || q2.job != q.job || q2.pid != q.pid ||
+		     q2.nparams != q.nparams || strcmp(q2.report, q.report) ||
+		     q2.has_gid != q.has_gid || q2.gid != q.gid))
+			abort();
+		/* A report path is absolute, and a log line made of what was
+		 * sent holds no control character (issue 14). */
+		if (q.report[0] && q.report[0] != '/')
 			abort();
 		free(again);
 	}

@@ -225,5 +225,86 @@ srun -Q -n1 true >h3.out 2>&1
 check "(h) a bad plugstack argument does not stop jobs" test $? -eq 0
 check "(h) ...and is logged by name" grep -q 'invalid option "bogus_key=1"' h3.out log/slurmd.log
 
+# (i) issue 14 case 6: the agent stopped (SIGTERM) mid-step hands the
+# step's report to its user and the site; the plugin never replaces a
+# report with data by its "agent lost" stub.
+mkdir -p "$T/site" && chmod 755 "$T/site"
+plugstack report_dir=$T/site
+ap=$(agent_pid)
+[ -n "$ap" ] && kill "$ap" && sleep 0.3
+srun -Q --numalot=lbma --numalot-period=0.2 -n1 -c2 --numalot-report="$T/i.json" \
+	"$W" --threads 3 --seconds 4 >i.out 2>&1 &
+ji=$!
+bg+=($ji)
+stopped=""
+for _ in $(seq 100); do
+	if "$ROOT/$B/numalot" status --socket="$SOCK" 2>/dev/null | grep -q '^[0-9]'; then
+		sleep 0.6
+		stopped=$(agent_pid)
+		[ -n "$stopped" ] && kill -TERM "$stopped"
+		break
+	fi
+	sleep 0.1
+done
+wait $ji
+check "(i) the step completes after SIGTERM of the agent" test $? -eq 0 -a -n "$stopped"
+check "(i) the user's report keeps the agent's data" \
+	test "$(json i.json "len(r['threads']) >= 4 and 'stopped' in r['error']")" = True
+si=$(ls "$T"/site/numalot-*.json 2>/dev/null | head -1)
+check "(i) so does the site copy" test -n "$si" -a "$(json "${si:-/dev/null}" "'threads' in r")" = True
+
+# (j) issue 14 case 10: a stopped agent costs a step at most wait= (1 s),
+# and the report and srun's stderr say why.
+plugstack wait=1
+srun -Q --numalot=monitor -n1 true >/dev/null 2>&1 # an agent up
+ap=$(agent_pid)
+kill -STOP "$ap"
+t0=$(date +%s%N)
+srun -Q --numalot=lbma -n1 --numalot-report="$T/j.json" "$W" --threads 1 --seconds 0.2 >j.out 2>j.err
+rc=$?
+t1=$(date +%s%N)
+kill -CONT "$ap"
+ms=$(((t1 - t0) / 1000000))
+check "(j) a stopped agent: the job exits 0" test $rc -eq 0
+check "(j) ...within 4 s ($ms ms; 11 s before)" test "$ms" -lt 4000
+check "(j) ...the report says why" grep -q "does not answer" j.json
+check "(j) ...and so does srun's stderr" grep -q "numalot: .*does not answer" j.err
+kill "$ap"
+sleep 0.3
+plugstack agent=$T socket=$T/k.sock
+t0=$(date +%s%N)
+srun -Q --numalot=lbma -n1 --numalot-report="$T/k.json" true >k.out 2>k.err
+t1=$(date +%s%N)
+check "(j) agent= naming a folder: refused at once ($(((t1 - t0) / 1000000)) ms)" \
+	test $(((t1 - t0) / 1000000)) -lt 4000
+check "(j) ...the report says why" grep -q "not a regular file" k.json
+plugstack topology=garbage socket=$T/k2.sock
+t0=$(date +%s%N)
+srun -Q --numalot=lbma -n1 --numalot-report="$T/k2.json" true >k2.out 2>k2.err
+t1=$(date +%s%N)
+check "(j) topology=garbage: fast ($(((t1 - t0) / 1000000)) ms)" test $(((t1 - t0) / 1000000)) -lt 4000
+check "(j) ...and the report gives the agent's reason" grep -q "synthetic" k2.json
+
+# (l) issue 14 case 8: with force=monitor, a job id a user registered
+# over the socket beforehand does not give her srun her own policy.
+plugstack force=monitor
+srun -Q --numalot=monitor -n1 true >/dev/null 2>&1 # agent up, next job id
+next=$(($(squeue -h -o %i -t all 2>/dev/null | sort -n | tail -1) + 0))
+last=$(scontrol show job 2>/dev/null | sed -n 's/^JobId=\([0-9]*\).*/\1/p' | sort -n | tail -1)
+next=$((${last:-$next} + 1))
+su nobody -s /bin/sh -c "sleep 20 >/dev/null 2>&1 & echo \$! >'$T/nobody/pre.pid'" &
+bg+=($!)
+for _ in $(seq 50); do [ -s "$T/nobody/pre.pid" ] && break; sleep 0.05; done
+npre=$(cat "$T/nobody/pre.pid")
+for j in $next $((next + 1)) $((next + 2)); do
+	su nobody -s /bin/sh -c "'$ROOT/$B/numalot' request --socket='$SOCK' \
+		'{\"v\":1,\"op\":\"register\",\"job\":$j,\"step\":0,\"uid\":$nuid,\"pid\":$npre,\"policy\":\"lbma\",\"cpus\":\"0\",\"params\":{\"max_migrations\":\"1000000\"}}'" >/dev/null 2>&1
+	npre=$(su nobody -s /bin/sh -c "sleep 20 >/dev/null 2>&1 & echo \$!") # another pid for the next
+done
+(cd "$T/nobody" && srun -Q --uid=nobody --numalot=lbma --numalot-period=0.2 -n1 \
+	--numalot-report="$T/nobody/l.json" "$W" --threads 2 --seconds 1 >/dev/null 2>&1)
+check "(l) the pre-registered job runs under the forced policy" \
+	test "$(json "$T/nobody/l.json" "r['policy']['name']")" = monitor
+
 [ $fails -eq 0 ] || { echo "agent log:"; tail -20 agent.log; }
 [ $fails -eq 0 ]

@@ -1,7 +1,8 @@
 /*
  * numalot-workload: a real multithreaded program for tests and the demo.
  *
- *   numalot-workload [--threads N] [--seconds S] [--mode compute|memory|mixed]
+ *   numalot-workload [--threads N] [--seconds S] [--mode
+ * compute|memory|mixed|idle]
  *                    [--mem-mb M] [--late N] [--short N] [--exit-code K]
  *
  * Each thread runs for S seconds: compute (floating-point loop), memory
@@ -17,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { COMPUTE, MEMORY, MIXED };
+enum mode { COMPUTE, MEMORY, MIXED, IDLE };
 
 struct worker {
 	pthread_t th;
@@ -64,6 +65,13 @@ static void *run(void *arg)
 	size_t pos = 0;
 	double start = now_s(), end = start + w->seconds;
 
+	if (w->mode == IDLE) {
+		/* Threads that exist and wait (benchmarks of many threads). */
+		struct timespec ts = {0, 200 * 1000 * 1000};
+		for (double t = start; t < end; t = now_s())
+			nanosleep(&ts, NULL);
+		return NULL;
+	}
 	if (w->mode != COMPUTE) {
 		buf = malloc(w->bytes);
 		if (!buf)
@@ -87,6 +95,14 @@ static int start(struct worker *w, int id, double seconds, enum mode m,
 	w->seconds = seconds;
 	w->mode = m;
 	w->bytes = bytes;
+	if (m == IDLE) { /* many of them: small stacks */
+		pthread_attr_t a;
+		pthread_attr_init(&a);
+		pthread_attr_setstacksize(&a, 64 * 1024);
+		int rc = pthread_create(&w->th, &a, run, w);
+		pthread_attr_destroy(&a);
+		return rc;
+	}
 	return pthread_create(&w->th, NULL, run, w);
 }
 
@@ -116,7 +132,7 @@ int main(int argc, char **argv)
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int rc;
 		if (!strcmp(o, "--threads"))
-			rc = number(o, v, 1, 4096, &threads);
+			rc = number(o, v, 1, 16384, &threads);
 		else if (!strcmp(o, "--seconds"))
 			rc = number(o, v, 0, 86400, &seconds);
 		else if (!strcmp(o, "--mem-mb"))
@@ -132,16 +148,18 @@ int main(int argc, char **argv)
 			mode = !strcmp(v, "compute")  ? COMPUTE
 			       : !strcmp(v, "memory") ? MEMORY
 			       : !strcmp(v, "mixed")  ? MIXED
+			       : !strcmp(v, "idle")   ? IDLE
 						      : (rc = -1, MIXED);
 			if (rc)
 				fprintf(stderr, "numalot-workload: --mode is "
-						"compute, memory or mixed\n");
+						"compute, memory, mixed or "
+						"idle\n");
 		} else {
-			fprintf(stderr,
-				"usage: numalot-workload [--threads N] "
-				"[--seconds S] [--mode compute|memory|mixed] "
-				"[--mem-mb M] [--late N] [--short N] "
-				"[--exit-code K]\n");
+			fprintf(stderr, "usage: numalot-workload [--threads N] "
+					"[--seconds S] [--mode "
+					"compute|memory|mixed|idle] "
+					"[--mem-mb M] [--late N] [--short N] "
+					"[--exit-code K]\n");
 			return 2;
 		}
 		if (rc)

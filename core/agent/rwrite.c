@@ -1,0 +1,172 @@
+/* numalot: a report file written safely and atomically (rwrite.h). */
+#include "rwrite.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* A report of job.step that holds data (threads): one to keep. */
+static int has_data(int fd, uint32_t job, uint32_t step)
+{
+	struct stat sb;
+	char *buf;
+	ssize_t n;
+	int keep = 0;
+	struct json_object *o, *sl, *v;
+
+	if (fstat(fd, &sb) < 0 || sb.st_size <= 0 ||
+	    sb.st_size > 64 * 1024 * 1024 ||
+	    !(buf = malloc((size_t)sb.st_size + 1)))
+		return 0;
+	n = pread(fd, buf, (size_t)sb.st_size, 0);
+	if (n > 0) {
+		buf[n] = 0;
+		o = json_tokener_parse(buf);
+		keep = o && json_object_object_get_ex(o, "threads", &v) &&
+		       json_object_object_get_ex(o, "slurm", &sl) &&
+		       json_object_object_get_ex(sl, "job", &v) &&
+		       (uint32_t)json_object_get_int64(v) == job &&
+		       json_object_object_get_ex(sl, "step", &v) &&
+		       (uint32_t)json_object_get_int64(v) == step;
+		json_object_put(o);
+	}
+	free(buf);
+	return keep;
+}
+
+int nl_write_report_here(const char *path, const char *text, int mode,
+			 uid_t owner, int keep_data, uint32_t job,
+			 uint32_t step)
+{
+	char tmp[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t len = strlen(text), done = 0;
+	struct stat sb;
+	int fd, err = 0;
+
+	/* What is there now: nothing, or the owner's own regular file. */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT)
+		return errno == ELOOP ? EEXIST : errno;
+	if (fd >= 0) {
+		if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+		    sb.st_uid != owner) {
+			close(fd);
+			return EEXIST; /* someone else's, or not a file */
+		}
+		if (keep_data && !strstr(text, "\"threads\"") &&
+		    has_data(fd, job, step)) {
+			close(fd);
+			return EALREADY;
+		}
+		close(fd);
+	}
+	/* A temporary file beside it, then a rename: a full disk or a
+	 * failed write leaves the old file whole. */
+	if (snprintf(tmp, sizeof(tmp), "%.*s.numalot-XXXXXX",
+		     (int)(slash ? slash - path + 1 : 0),
+		     path) >= (int)sizeof(tmp))
+		return ENAMETOOLONG;
+	{
+		/* Our own mkstemp: O_NOFOLLOW and the mode we want. */
+		static const char abc[] =
+			"abcdefghijklmnopqrstuvwxyz0123456789";
+		char *x = tmp + strlen(tmp) - 6;
+		unsigned seed = (unsigned)getpid() ^ (unsigned)(uintptr_t)&sb;
+		fd = -1;
+		for (int tries = 0; fd < 0 && tries < 100; tries++) {
+			for (int i = 0; i < 6; i++) {
+				seed = seed * 1103515245u + 12345u;
+				x[i] = abc[(seed >> 16) % 36];
+			}
+			fd = open(tmp,
+				  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+					  O_CLOEXEC,
+				  mode);
+			if (fd < 0 && errno != EEXIST)
+				return errno;
+		}
+		if (fd < 0)
+			return EEXIST;
+	}
+	while (done < len && !err) {
+		ssize_t w = write(fd, text + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			err = w < 0 ? errno : EIO;
+		else
+			done += (size_t)w;
+	}
+	if (!err && fsync(fd) < 0)
+		err = errno;
+	if (close(fd) < 0 && !err)
+		err = errno;
+	if (!err && rename(tmp, path) < 0)
+		err = errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+int nl_write_report_as(const char *path, const char *text,
+		       const struct nl_write_as *o)
+{
+	int pfd[2], err = 0, st;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return errno;
+	pid = fork();
+	if (pid < 0) {
+		err = errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		signal(SIGXFSZ, SIG_IGN); /* a file size limit: an error */
+		if (o->uid != 0 &&
+		    (setgroups((size_t)(o->ngroups > 0 && o->groups ? o->ngroups
+								    : 0),
+			       o->groups) < 0 ||
+		     setgid(o->gid) < 0 || setuid(o->uid) < 0 ||
+		     setuid(0) == 0))
+			err = EPERM;
+		if (!err)
+			err = nl_write_report_here(path, text, o->mode, o->uid,
+						   o->keep_data, o->job,
+						   o->step);
+		if (write(pfd[1], &err, sizeof(err)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	/* The writer answers through the pipe, in time, or it is killed (a
+	 * hung file system must not hold the caller). */
+	struct pollfd pw = {pfd[0], POLLIN, 0};
+	int ready;
+	while ((ready = poll(&pw, 1, o->timeout_ms)) < 0 && errno == EINTR)
+		;
+	if (ready <= 0) {
+		kill(pid, SIGKILL);
+		err = ETIMEDOUT;
+	} else if (read(pfd[0], &err, sizeof(err)) != sizeof(err)) {
+		err = EIO;
+	}
+	close(pfd[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return err;
+}

@@ -1,0 +1,42 @@
+/*
+ * numalot: writing a report file safely (docs/slurm.md): as its owner, in
+ * a child that cannot hold the caller up, never through a symbolic link or
+ * over someone else's file, and atomically: a temporary file in the same
+ * folder, every write and the fsync checked, then a rename. On failure the
+ * old file stays as it was.
+ */
+#ifndef NUMALOT_RWRITE_H
+#define NUMALOT_RWRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct nl_write_as {
+	uid_t uid; /* write as this user (0: as root) */
+	gid_t gid;
+	const gid_t *groups; /* supplementary groups (NULL: none) */
+	int ngroups;
+	int mode;	/* of a new file, e.g. 0644 */
+	int timeout_ms; /* the child is killed past this */
+	/* Keep a file already there that holds a report with data
+	 * ("threads") of this job step when text has none. */
+	int keep_data;
+	uint32_t job, step;
+};
+
+/*
+ * Write text to path. Returns 0, EALREADY (a report with data was kept),
+ * or an errno: EEXIST (a file that is not the user's regular file),
+ * ETIMEDOUT, ENOSPC... The errno of a failure is that of the step that
+ * failed; the old file is left as it was.
+ */
+int nl_write_report_as(const char *path, const char *text,
+		       const struct nl_write_as *o);
+
+/* The same in this process, as whoever runs it (no child, no timeout). */
+int nl_write_report_here(const char *path, const char *text, int mode,
+			 uid_t owner, int keep_data, uint32_t job,
+			 uint32_t step);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * Unit tests of the report writer (issue 14, case 9): a write that fails
+ * part way (a full disk, stood in for by a file size limit) leaves the old
+ * file whole and says so; a report with data is not replaced by one
+ * without; a symbolic link or someone else's file is refused.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rwrite.h"
+
+static char dir[] = "/tmp/numalot-rwrite.XXXXXX";
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 1 << 20);
+	if (f) {
+		size_t n = fread(buf, 1, (1 << 20) - 1, f);
+		buf[n] = 0;
+		fclose(f);
+	}
+	return buf;
+}
+
+static int files_in_dir(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 1", dir);
+	return system(cmd) == 0;
+}
+
+static void full_disk_keeps_old_file(void **state)
+{
+	char path[128];
+	(void)state;
+	snprintf(path, sizeof(path), "%s/r.json", dir);
+	assert_int_equal(nl_write_report_here(path, "{\"old\": 1}\n", 0644,
+					      geteuid(), 0, 0, 0),
+			 0);
+	char *big = malloc(20000);
+	memset(big, 'x', 19999);
+	big[19999] = 0;
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* A file size limit: writes past 4,096 bytes fail (EFBIG). */
+		struct rlimit rl = {4096, 4096};
+		signal(SIGXFSZ, SIG_IGN);
+		setrlimit(RLIMIT_FSIZE, &rl);
+		int rc = nl_write_report_here(path, big, 0644, geteuid(), 0, 0,
+					      0);
+		_exit(rc == EFBIG ? 0 : 1);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	char *now = slurp(path);
+	assert_string_equal(now, "{\"old\": 1}\n");
+	assert_true(files_in_dir()); /* no temporary file left */
+	free(now);
+	free(big);
+}
+
+static void data_is_not_replaced_by_a_stub(void **state)
+{
+	char path[128];
+	(void)state;
+	snprintf(path, sizeof(path), "%s/r.json", dir);
+	const char *full = "{\"threads\": [], \"slurm\": {\"job\": 7, "
+			   "\"step\": 0}}";
+	assert_int_equal(
+		nl_write_report_here(path, full, 0644, geteuid(), 1, 7, 0), 0);
+	assert_int_equal(nl_write_report_here(path, "{\"error\": \"lost\"}",
+					      0644, geteuid(), 1, 7, 0),
+			 EALREADY);
+	char *now = slurp(path);
+	assert_string_equal(now, full);
+	free(now);
+	/* Another step's stub may replace it. */
+	assert_int_equal(nl_write_report_here(path, "{\"error\": \"lost\"}",
+					      0644, geteuid(), 1, 7, 1),
+			 0);
+}
+
+static void links_and_others_files_are_refused(void **state)
+{
+	char path[128], link[128];
+	(void)state;
+	snprintf(path, sizeof(path), "%s/r.json", dir);
+	snprintf(link, sizeof(link), "%s/l.json", dir);
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(
+		nl_write_report_here(link, "{}", 0644, geteuid(), 0, 0, 0),
+		EEXIST);
+	unlink(link);
+	/* A file of uid 0 is not uid 12345's. */
+	assert_int_equal(nl_write_report_here(path, "{}", 0644, 12345, 0, 0, 0),
+			 EEXIST);
+}
+
+static int make_dir(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+	char cmd[128];
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(full_disk_keeps_old_file),
+		cmocka_unit_test(data_is_not_replaced_by_a_stub),
+		cmocka_unit_test(links_and_others_files_are_refused),
+	};
+	return cmocka_run_group_tests(tests, make_dir, remove_dir);
+}
