@@ -48,6 +48,7 @@ static int site_ready;
 static int user_choice = -1;
 static char user_report[1024];
 static double user_period;
+static int user_bindings = -1; /* --numalot-bindings: 1 keep, 0 free */
 
 /* This step on this node. */
 static struct {
@@ -70,6 +71,7 @@ static void complain(const char *msg)
 static int opt_policy(int val, const char *optarg, int remote);
 static int opt_report(int val, const char *optarg, int remote);
 static int opt_period(int val, const char *optarg, int remote);
+static int opt_bindings(int val, const char *optarg, int remote);
 
 /* Registered from slurm_spank_init in every context (srun, sbatch,
  * salloc, slurmstepd), not through the spank_options symbol. */
@@ -84,6 +86,11 @@ static struct spank_option numalot_options[] = {
 	 "step, %N node, %u user; default numalot-%j.%s.%N.json in the "
 	 "working directory).",
 	 1, 0, opt_report},
+	{"numalot-bindings", "keep|free",
+	 "keep: numalot never moves a task's thread outside the task's own "
+	 "CPU binding (--cpu-bind, numactl); free: anywhere in the step's "
+	 "allocation (the site sets the default).",
+	 1, 0, opt_bindings},
 	{"numalot-period", "SECONDS",
 	 "numalot's sampling period (the site sets the bounds).", 1, 0,
 	 opt_period},
@@ -143,6 +150,19 @@ static int opt_report(int val, const char *optarg, int remote)
 	}
 	strcpy(user_report, optarg);
 	return 0;
+}
+
+static int opt_bindings(int val, const char *optarg, int remote)
+{
+	(void)val;
+	if (optarg && (!strcmp(optarg, "keep") || !strcmp(optarg, "free"))) {
+		user_bindings = !strcmp(optarg, "keep");
+		return 0;
+	}
+	slurm_error("numalot: --numalot-bindings wants keep or free, not "
+		    "\"%s\"",
+		    optarg ? optarg : "");
+	return remote ? 0 : -1;
 }
 
 static int opt_period(int val, const char *optarg, int remote)
@@ -285,6 +305,14 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	q.pid = pid;
 	snprintf(q.policy, sizeof(q.policy), "%s", nl_choice_name(step.choice));
 	q.period_s = user_period > 0 ? user_period : site.period_s;
+	/* A task's own binding: a start, or the limit (docs/slurm.md). */
+	if (user_bindings >= 0 ? user_bindings : site.keep_bindings) {
+		snprintf(q.param_key[q.nparams], sizeof(q.param_key[0]),
+			 "keep_bindings");
+		snprintf(q.param_value[q.nparams], sizeof(q.param_value[0]),
+			 "1");
+		q.nparams++;
+	}
 	cpu_list(pid, q.cpus, sizeof(q.cpus));
 	if (!step.cwd[0]) {
 		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);

@@ -131,6 +131,12 @@ static int apply(struct nl_site *s, const char *key, const char *v)
 		return number(v, 0, 86400, &s->idle_exit_s);
 	if (!strcmp(key, "wait"))
 		return number(v, 0.05, 30, &s->wait_s);
+	if (!strcmp(key, "bindings")) {
+		if (strcmp(v, "keep") && strcmp(v, "free"))
+			return -1;
+		s->keep_bindings = !strcmp(v, "keep");
+		return 0;
+	}
 	return -2;
 }
 
@@ -156,7 +162,8 @@ int nl_site_parse(struct nl_site *s, int ac, char **av,
 				    "plugstack.conf (valid: default, allow, "
 				    "force, report_dir, agent, socket, period, "
 				    "min_period, max_period, counters, "
-				    "idle_exit, topology, log); ignored"
+				    "idle_exit, topology, log, wait, "
+				    "bindings); ignored"
 				  : "numalot: invalid value in \"%.500s\" in "
 				    "plugstack.conf; the default stays",
 			 av[i]);

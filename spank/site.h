@@ -31,7 +31,9 @@ struct nl_site {
 	double min_period_s;	       /* min_period= (0.1) */
 	double max_period_s;	       /* max_period= (60) */
 	double idle_exit_s;	       /* idle_exit= agent idle exit (60) */
-	double wait_s; /* wait= the most a step waits on the agent (1) */
+	double wait_s;	   /* wait= the most a step waits on the agent (1) */
+	int keep_bindings; /* bindings=keep: never leave a task's binding
+			      (default free: anywhere in its allocation) */
 };
 
 void nl_site_default(struct nl_site *s, const char *agent_path);

@@ -39,7 +39,9 @@ static int read_cpus(const char *path, hwloc_bitmap_t os)
 /*
  * The effective cpuset of cgroup `path` under one of roots, walking up to
  * the nearest ancestor that has one (on cgroup v2 a cgroup without the
- * cpuset controller inherits its parent's).
+ * cpuset controller inherits its parent's). The root cgroup's is not an
+ * allocation (every process is there when nothing allocates CPUs): a
+ * process in it has none, and its own binding is its limit.
  */
 static int cpus_of(const char *const *roots, const char *path,
 		   const char *const *files, hwloc_bitmap_t os)
@@ -56,11 +58,10 @@ static int cpus_of(const char *const *roots, const char *path,
 				if (read_cpus(file, os) == 0)
 					return 0;
 			}
-			if (!strcmp(p, "/"))
-				break;
-			*strrchr(p, '/') = 0; /* up to the parent */
+			*strrchr(p, '/') =
+				0; /* up to the parent, not the root */
 			if (!p[0])
-				strcpy(p, "/");
+				break;
 		}
 	}
 	return -1;
@@ -93,7 +94,7 @@ int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where, size_t wherelen)
 		}
 		/* v1: the line whose controllers include cpuset. */
 		for (char *tok = strtok(ctl, ","); tok; tok = strtok(NULL, ","))
-			if (!strcmp(tok, "cpuset") &&
+			if (!strcmp(tok, "cpuset") && strcmp(cg, "/") &&
 			    cpus_of(v1_roots, cg, v1_files, os) == 0) {
 				snprintf(where, wherelen, "cgroup v1 cpuset %s",
 					 cg);
@@ -102,14 +103,9 @@ int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where, size_t wherelen)
 	}
 	free(line);
 	fclose(f);
-	if (rc != 0 && v2[0] && cpus_of(v2_roots, v2, v2_files, os) == 0) {
+	if (rc != 0 && v2[0] && strcmp(v2, "/") &&
+	    cpus_of(v2_roots, v2, v2_files, os) == 0) {
 		snprintf(where, wherelen, "cgroup v2 cpuset %s", v2);
-		rc = 0;
-	}
-	/* In the root cgroup of v2 (no cpuset files there): every CPU. */
-	if (rc != 0 && !strcmp(v2, "/")) {
-		hwloc_bitmap_fill(os);
-		snprintf(where, wherelen, "the root cgroup: every CPU");
 		rc = 0;
 	}
 	return rc;

@@ -8,9 +8,9 @@
 
 /*
  * The CPUs (OS numbers) of pid's cpuset cgroup, v1 or v2, or of its
- * nearest ancestor that sets them; where says which ("cgroup v1 cpuset
- * /slurm/uid_0/job_3/step_0"). 0, -ENOENT when no cpuset is readable,
- * -ESRCH when pid is gone.
+ * nearest ancestor below the root that sets them; where says which
+ * ("cgroup v1 cpuset /slurm/uid_0/job_3/step_0"). 0, -ENOENT when there
+ * is none (the root cgroup, or nothing readable), -ESRCH when pid is gone.
  */
 int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where,
 		     size_t wherelen);

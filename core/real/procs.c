@@ -107,7 +107,7 @@ static int take_over(struct real *r, struct rproc *p)
 	    !hwloc_bitmap_isincluded(p->orig_os, p->alloc_os)) {
 		hwloc_bitmap_copy(p->alloc_os, p->orig_os);
 		snprintf(p->info.limit, sizeof(p->info.limit),
-			 "its own CPU binding (no cgroup cpuset holds it)");
+			 "its own CPU binding (no cgroup allocates its CPUs)");
 	}
 	p->pending = 0;
 	return 0;

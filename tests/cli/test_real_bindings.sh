@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Where numalot may put a thread on a real node (docs/algorithms.md): a
 # task's own binding (taskset, numactl, --cpu-bind) is only where it
-# starts; the limit is its allocation, the cpuset of its cgroup; with
-# --keep-bindings the binding is the limit. Watched from outside through
-# /proc/PID/task/*/status. On this one-node machine the two CPUs are
-# described as two nodes; the workload's pages are on node 0 (CPU 0).
+# starts; the limit is its allocation, the cpuset of its cgroup (a cgroup
+# of its own: the root cgroup allocates nothing, and there the binding is
+# the limit); with --keep-bindings the binding is the limit. Watched from
+# outside through /proc/PID/task/*/status. On this one-node machine the
+# two CPUs are described as two nodes; the workload's pages are on node 0
+# (CPU 0). Needs cgroup v1's cpuset (as here) and root.
 set -u
 N=${NUMALOT:-build/numalot}
 W=${WORKLOAD:-build/numalot-workload}
 T=$(mktemp -d)
 CG=/sys/fs/cgroup/cpuset/numalot-test.$$
-trap 'rmdir "$CG" 2>/dev/null; rm -rf "$T"' EXIT
+ALLOC=/sys/fs/cgroup/cpuset/numalot-alloc.$$
+trap 'echo $$ >/sys/fs/cgroup/cpuset/tasks 2>/dev/null
+	rmdir "$CG" "$ALLOC" 2>/dev/null; rm -rf "$T"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 if [ "$(nproc)" -lt 2 ]; then
@@ -24,7 +28,7 @@ TOPO="numa:2 core:1 pu:1"
 watched_run() {
 	local out=$1 rep=$2 pid=""
 	shift 2
-	"$N" run --policy=lbma --period=0.2 --topology="$TOPO" \
+	$N run --policy=lbma --period=0.2 --topology="$TOPO" \
 		--report="$rep" "$@" >"$T/run.out" 2>&1 &
 	local np=$!
 	for _ in $(seq 100); do
@@ -41,6 +45,16 @@ watched_run() {
 	wait $np
 }
 prog=("$W" --threads 1 --seconds 2.5 --mode memory --mem-mb 32)
+# cgroup DIR CPUS: a cpuset cgroup; this shell and what it starts go in.
+cgroup() {
+	mkdir "$1" 2>/dev/null && echo "$2" >"$1/cpuset.cpus" &&
+		cat /sys/fs/cgroup/cpuset/cpuset.mems >"$1/cpuset.mems" &&
+		echo $$ >"$1/tasks"
+}
+if ! cgroup "$ALLOC" 0-1; then
+	echo "skip: bindings: cannot make a cpuset cgroup here (cgroup v1 cpuset at /sys/fs/cgroup/cpuset, as root)"
+	exit 0
+fi
 
 # 1. Bound to CPU 1 (node 1), its data on node 0: numalot takes it to
 #    CPU 0, outside the binding, inside the allocation.
@@ -49,7 +63,7 @@ check "binding: run succeeded" test $? -eq 0
 check "binding: a thread was moved outside its binding to CPU 0 (seen in /proc)" \
 	grep -qx 0 "$T/free"
 check "binding: the report names the allocation as the limit" \
-	grep -q '"placement_limit": "cgroup' "$T/free.json"
+	grep -q "\"placement_limit\": \"cgroup v1 cpuset /numalot-alloc.$$" "$T/free.json"
 
 # 2. --keep-bindings: never outside CPU 1.
 watched_run "$T/keep" "$T/keep.json" --keep-bindings -- taskset -c 1 "${prog[@]}"
@@ -61,19 +75,22 @@ check "--keep-bindings: the report says so" \
 	grep -q "keep_bindings=1" "$T/keep.json"
 
 # 3. A cgroup whose cpuset is CPU 1 only: never outside it, binding or not.
-if mkdir "$CG" 2>/dev/null && echo 1 >"$CG/cpuset.cpus" &&
-	cat /sys/fs/cgroup/cpuset/cpuset.mems >"$CG/cpuset.mems"; then
-	# numalot and its command both in the cgroup before the take-over,
-	# as Slurm's task/cgroup places a task before it runs.
-	echo $$ >"$CG/tasks"
+# numalot and its command are both in the cgroup before the take-over, as
+# Slurm's task/cgroup places a task before it runs.
+if cgroup "$CG" 1; then
 	watched_run "$T/cg" "$T/cg.json" -- "${prog[@]}"
-	echo $$ >/sys/fs/cgroup/cpuset/tasks
 	check "cgroup: run succeeded" test $? -eq 0
 	check "cgroup: affinities watched" test -s "$T/cg"
 	check "cgroup: no thread ever left its cgroup's CPU 1 (seen in /proc)" \
 		test "$(grep -cvx 1 "$T/cg")" -eq 0
 	check "cgroup: the report names the cgroup" \
 		grep -q "numalot-test.$$" "$T/cg.json"
-else
-	echo "skip: bindings: cannot make a cpuset cgroup here (cgroup v1 cpuset at /sys/fs/cgroup/cpuset, as root)"
 fi
+# 4. In the root cgroup nothing allocates CPUs: the binding (set before
+#    numalot takes the program over) is the limit.
+echo $$ >/sys/fs/cgroup/cpuset/tasks
+N="taskset -c 1 $N" watched_run "$T/root" "$T/root.json" -- "${prog[@]}"
+check "root cgroup: no thread ever left its binding (seen in /proc)" \
+	test "$(grep -cvx 1 "$T/root")" -eq 0
+check "root cgroup: the report says the binding was the limit" \
+	grep -q '"placement_limit": "its own CPU binding' "$T/root.json"

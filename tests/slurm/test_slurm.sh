@@ -44,8 +44,22 @@ if [ -n "$ra" ]; then
 	check "(a) report: every thread measured" test "$(json "$ra" "min(t['periods'] for t in r['threads'])")" -ge 1
 	check "(a) report: at least 2 periods" test "$(json "$ra" "r['summary']['periods']")" -ge 2
 	check "(a) report: Slurm identity" test "$(json "$ra" "r['slurm']['step'], r['slurm']['tasks']")" = "0 1"
+	# proctrack/linuxproc: no cgroup allocates the step's CPUs, so the
+	# task's own binding is the limit (another job's CPUs stay out).
+	check "(a) report: without a cgroup allocation the binding is the limit" \
+		grep -q '"placement_limit": "its own CPU binding' "$ra"
 fi
 rm -f numalot-*.json
+
+# (a4) --numalot-bindings=keep: the task's own binding is the limit.
+srun -Q --numalot=lbma --numalot-bindings=keep --numalot-period=0.2 -n1 -c1 \
+	--numalot-report="$T/a4.json" "$W" --threads 2 --seconds 1 >a4.out 2>&1
+check "(a4) --numalot-bindings=keep: job exits 0" test $? -eq 0
+check "(a4) the report says the bindings were kept" \
+	grep -q "keep_bindings=1" "$T/a4.json"
+srun -Q --numalot=lbma --numalot-bindings=maybe -n1 true >a4b.out 2>&1
+check "(a4) a bad --numalot-bindings is refused" test $? -ne 0
+check "(a4) ...naming it" grep -q "numalot-bindings wants keep or free" a4b.out
 
 # (a2) a step of two tasks: one report holding both.
 srun -Q --numalot=imar2 --numalot-period=0.2 -n2 -c1 --numalot-report="$T/a2.json" \

@@ -157,6 +157,13 @@ static void plugstack(void **state)
 	assert_false(s.allow & (1u << NL_CHOICE_LBMA));
 	assert_string_equal(s.topology, "numa:2 core:4 pu:1");
 	assert_true(s.period_s == 0.5 && s.max_period_s == 5);
+	/* A task's binding: a start by default, the limit with keep. */
+	assert_int_equal(s.keep_bindings, 0);
+	char *keep[] = {"bindings=keep", "bindings=maybe"};
+	complaints = 0;
+	assert_int_equal(nl_site_parse(&s, 2, keep, complain), 1);
+	assert_int_equal(complaints, 1);
+	assert_int_equal(s.keep_bindings, 1);
 
 	/* Bad ones are named, skipped, and the rest still apply. */
 	char *bad[] = {"colour=blue", "period=fast",
