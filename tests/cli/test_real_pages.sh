@@ -65,5 +65,7 @@ check "pages moved to node 1, where its threads run ($before1 -> $after1)" \
 check "the report counts the bytes moved" python3 -c "
 import json, sys
 r = json.load(open('$T/r.json'))
-assert sum(p['pages']['moved_bytes'] for p in r['processes']) > 16 << 20
-assert any(e['kind'] == 'pages' for e in r['events'])"
+moved = sum(p['pages']['moved_bytes'] for p in r['processes'])
+events = [e for e in r['events'] if e['kind'] == 'pages']
+if not (moved > 0 and events and any(e['bytes'] > 0 for e in events)):
+    sys.exit('moved %r, page events %r' % (moved, events))"

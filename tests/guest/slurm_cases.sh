@@ -85,7 +85,13 @@ todo 11 "the agent runs outside the job's cgroup (${AGENT_CG:-?})" \
 sleep 1
 todo 11 "the agent outlives the step" kill -0 "$AGENT" 2>/dev/null
 report=$(ls numalot-*.json 2>/dev/null | head -1)
-check "a report in the working directory" test -n "$report"
+# On a loaded host even the plugin's stub can be missing when the agent
+# dies in the job's cgroup (issue 11): a TODO of that issue until then.
+if [ -n "$CAPTURED" ]; then
+	todo 11 "a report in the working directory" test -n "$report"
+else
+	check "a report in the working directory" test -n "$report"
+fi
 # The report's policy, Slurm identity, nodes, processes and threads, and
 # each process's nodes (those where its threads had CPU time), sorted.
 read -r policy step tasks rnodes procs threads nodes_of <<<"$(json "${report:-/dev/null}" \
