@@ -20,6 +20,7 @@
 
 /* numa_maps can be long: read it at most this often per process. */
 #define PAGES_REFRESH_S 5.0
+#define PAGES_YOUNG_S 20.0
 #define WAIT_SLICE_S 0.05
 
 static struct rthread *find(struct real *r, pid_t tid)
@@ -616,7 +617,12 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 
 	if (!p)
 		return -ESRCH;
-	if (!p->have_pages || now - p->pages_t > PAGES_REFRESH_S) {
+	/* A young process is still placing its memory: read it every
+	 * second for its first PAGES_YOUNG_S seconds, then every
+	 * PAGES_REFRESH_S. */
+	double every =
+		now - p->info.start_s < PAGES_YOUNG_S ? 1.0 : PAGES_REFRESH_S;
+	if (!p->have_pages || now - p->pages_t > every) {
 		double os[NL_MAX_NODES * 4] = {0};
 		int rc = nl_proc_read_numa_maps(pid, os, NL_MAX_NODES * 4);
 		if (rc < 0)
