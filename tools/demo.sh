@@ -68,5 +68,5 @@ echo "started on node 1; four-node-mix: four 16-thread programs on 4 x 16 cores.
 "$B/numalot" bench --seeds=3 --policies=imar2,lbma,static \
 	etc/scenarios/two-node-remote.json etc/scenarios/four-node-mix.json |
 	sed -n '1,8p'
-echo "(all 26 scenarios: numalot bench; what they show: docs/evaluation.md)"
+echo "(all 74 scenarios: numalot bench; what they show: docs/evaluation.md)"
 say "done: cluster and agent stopped"
