@@ -38,6 +38,16 @@ anon_share_on() {
 	} END { if (all >= least) print int(100 * on / all) }' <<<"$maps"
 }
 
+# anon_pages PID: "N pages on node M, ..." for PID's anonymous pages.
+anon_pages() {
+	local maps
+	maps=$(<"/proc/$1/numa_maps") || return 1
+	awk '/anon=/ { for (i = 1; i <= NF; i++) if ($i ~ /^N[0-9]+=/) {
+		split($i, kv, "="); n[kv[1]] += kv[2] } }
+	END { s = ""; for (k in n) s = s (s ? ", " : "") n[k] " pages on " k
+		print (s ? s : "no anonymous page") }' <<<"$maps"
+}
+
 # numalot info: the kernel's nodes, their CPUs and the SLIT, through hwloc.
 "$N" info >info.out 2>&1
 check "info exits 0" test $? -eq 0
@@ -84,7 +94,7 @@ policies="imar2 lbma"
 settle_s=7
 for policy in $policies; do
 	seconds=10
-	[ $policy = monitor ] && seconds=6
+	[ $policy = monitor ] && seconds=8
 	"$N" run --policy=$policy --period=0.25 --report=$policy.json -- \
 		numactl --membind=$data "$W" --threads "$workers" --mode memory \
 		--mem-mb 16 --seconds $seconds >$policy.out 2>&1 &
@@ -92,7 +102,7 @@ for policy in $policies; do
 	wp=""
 	: >$policy.watch
 	start=$SECONDS
-	mem_pct=""
+	mem_pct="" mem_seen="no sample"
 	while kill -0 $np 2>/dev/null; do
 		[ -n "$wp" ] || read -r wp _ </proc/$np/task/$np/children 2>/dev/null
 		if [ -n "$wp" ]; then
@@ -105,9 +115,12 @@ for policy in $policies; do
 						echo "$((SECONDS - start)) $tid $list" && break
 				done <"$s"
 			done >>$policy.watch 2>/dev/null
-			# Once half the busy threads' buffers (16 MiB each) are touched.
-			[ -z "$mem_pct" ] &&
+			# Once half the busy threads' buffers (16 MiB each) are
+			# touched; what was last seen otherwise, for the message.
+			if [ -z "$mem_pct" ]; then
 				mem_pct=$(anon_share_on $data $wp $((workers * 4096 / 2)) 2>/dev/null)
+				seen=$(anon_pages $wp 2>/dev/null) && mem_seen=$seen
+			fi
 		fi
 		sleep 0.2
 	done
@@ -116,7 +129,7 @@ for policy in $policies; do
 	# The report and watch log, for a person (build/guest/run-N/ on the host).
 	[ -d /share ] && cp $policy.json $policy.watch /share/ 2>/dev/null
 	check "$policy: numalot run exits 0" test $status -eq 0
-	check "$policy: the workload's memory is on node $data (${mem_pct:-?}%)" \
+	check "$policy: the workload's memory is on node $data (${mem_pct:-?}%; $mem_seen)" \
 		test "${mem_pct:-0}" -ge 90
 	check "$policy: its threads were watched" test -s $policy.watch
 	# From the report: nodes, where the SLIT came from, moves between
