@@ -10,6 +10,7 @@
 #include <grp.h>
 #include <json-c/json.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/file.h>
 #include <math.h>
@@ -30,6 +31,7 @@
 
 #include "real.h"
 #include "conn.h"
+#include "leave.h"
 #include "rwrite.h"
 #include "server.h"
 #include "util.h"
@@ -525,6 +527,39 @@ out:
 	return status;
 }
 
+/*
+ * Started from a step under proctrack/cgroup or task/cgroup, the agent
+ * would live and die with that job, on its CPUs: it leaves the job's
+ * cgroups first, takes back every CPU its new cgroup allows (the step's
+ * binding came with the fork), and says where it went (leave.c).
+ */
+#define CPU_MAX 8192
+static void leave_job(void)
+{
+	char said[1024];
+	int rc = nl_leave_job_cgroups(said, sizeof(said));
+
+	if (rc == 0)
+		return;
+	if (rc > 0) {
+		size_t bytes = CPU_ALLOC_SIZE(CPU_MAX);
+		cpu_set_t *all = CPU_ALLOC(CPU_MAX);
+		if (all) {
+			memset(all, 0xff, bytes);
+			if (sched_setaffinity(0, bytes, all) < 0)
+				nl_log(NL_LOG_WARNING,
+				       "cannot widen the agent's CPUs: %s",
+				       strerror(errno));
+			CPU_FREE(all);
+		}
+	}
+	nl_log(rc > 0 ? NL_LOG_INFO : NL_LOG_WARNING,
+	       rc > 0 ? "left the job's cgroups it was started in: %s"
+		      : "cannot leave the job's cgroups (the agent will end "
+			"with that job): %s",
+	       said);
+}
+
 int nl_agent_run(const struct nl_agent_config *c)
 {
 	struct nl_server s = {.cfg = c};
@@ -548,6 +583,7 @@ int nl_agent_run(const struct nl_agent_config *c)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	leave_job(); /* before the topology: a job's cpuset hides CPUs */
 	if (nl_topology_load(c->topology, &topo, err, sizeof(err)) < 0 ||
 	    nl_real_create(topo, &o, &s.machine, err, sizeof(err)) < 0) {
 		nl_log(NL_LOG_ERROR, "%s", err);
