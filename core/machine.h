@@ -38,6 +38,13 @@ struct nl_process_info {
 
 struct nl_machine;
 
+/*
+ * move_pages flag: interleaved memory (numactl --interleave) is a starting
+ * placement numalot may improve, as a thread's own CPU binding is when
+ * bindings are free (docs/algorithms.md, "Page placement").
+ */
+#define NL_PAGES_SOFT 1
+
 struct nl_machine_ops {
 	/*
 	 * Live threads of the managed processes, sorted by tid. The array and
@@ -64,12 +71,13 @@ struct nl_machine_ops {
 	int (*node_pages)(struct nl_machine *m, int pid, double *pages);
 	/*
 	 * Move up to max_bytes of pid's pages from node `from` to node `to`
-	 * (optional, may be NULL); *moved gets the bytes moved. -EPERM: its
-	 * memory is bound by its own policy (membind, interleave), which
-	 * numalot respects; -ESRCH: gone; -EINVAL: bad nodes.
+	 * (optional, may be NULL); *moved gets the bytes moved. Memory the
+	 * process placed by its own policy stays as asked: always when bound
+	 * (membind), and when interleaved unless flags has NL_PAGES_SOFT.
+	 * -EPERM: all it had there was so; -ESRCH: gone; -EINVAL: bad nodes.
 	 */
 	int (*move_pages)(struct nl_machine *m, int pid, int from, int to,
-			  double max_bytes, double *moved);
+			  double max_bytes, int flags, double *moved);
 	/* Stop managing pid and forget its threads (optional, may be NULL). */
 	int (*forget)(struct nl_machine *m, int pid);
 	void (*destroy)(struct nl_machine *m);

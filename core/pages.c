@@ -113,14 +113,22 @@ static int move_some(struct nl_engine *e, struct edomain *d, struct eprocess *p,
 		double bytes = fmin(budget, fmin(over, under) * sh->npages *
 						    PAGE_BYTES);
 		t0 = nl_mono_s();
-		rc = e->m->ops->move_pages(e->m, p->pid, from, to, bytes,
-					   &moved);
+		/* Interleaved memory is a starting placement, as a CPU
+		 * binding is, unless bindings are kept. */
+		rc = e->m->ops->move_pages(
+			e->m, p->pid, from, to, bytes,
+			d->params.keep_bindings ? 0 : NL_PAGES_SOFT, &moved);
 		p->pg.wall_s += nl_mono_s() - t0;
 		if (rc == -EPERM) {
 			p->pg.refused = 1;
-			return journal_pages(d, p->pid, from, to, 0, now,
-					     "its memory is bound by its own "
-					     "policy: left as asked");
+			return journal_pages(
+				d, p->pid, from, to, 0, now,
+				d->params.keep_bindings
+					? "its memory is placed by its "
+					  "own policy (bindings kept): "
+					  "left as asked"
+					: "its memory is bound by its own "
+					  "policy: left as asked");
 		}
 		if (rc < 0)
 			return rc == -ESRCH ? 0 : rc;

@@ -4,8 +4,9 @@
  * writable mappings are walked in batches: where each page is comes from
  * move_pages with no target, and the pages on the source node move to the
  * target node, up to the bytes asked. Mappings whose memory policy the
- * process set itself (bind, interleave) are left as asked: numa_maps says
- * which.
+ * process set itself are left as asked, numa_maps says which: bound ones
+ * always, interleaved ones unless the caller may improve them
+ * (NL_PAGES_SOFT: bindings are free).
  */
 #include "real_priv.h"
 
@@ -30,15 +31,17 @@ struct walk {
 	int bound_seen; /* a mapping with its own policy held some pages */
 };
 
-/* A mapping's memory policy in numa_maps: 1 when set by the process
- * (bind, interleave), 0 for default, local or preferred. */
-static int own_policy(const char *line)
+/* Whether a mapping's memory policy in numa_maps (set by the process)
+ * keeps its pages where they are: bind always, interleave unless flags
+ * has NL_PAGES_SOFT; default, local and preferred never. */
+static int held_by_policy(const char *line, int flags)
 {
 	const char *sp = strchr(line, ' ');
 	if (!sp)
 		return 0;
 	sp++;
-	return !strncmp(sp, "bind", 4) || !strncmp(sp, "interleave", 10);
+	return !strncmp(sp, "bind", 4) ||
+	       (!strncmp(sp, "interleave", 10) && !(flags & NL_PAGES_SOFT));
 }
 
 /* Move the pages of [start, end) on the source node, batch by batch. */
@@ -131,7 +134,7 @@ static int has_pages_on(const char *line, int os)
 }
 
 int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
-		       double max_bytes, double *moved)
+		       double max_bytes, int flags, double *moved)
 {
 	struct real *r = R(m);
 	const struct nl_topology *t = m->topo;
@@ -168,7 +171,7 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 		if (sscanf(line, "%lx", &start) != 1 ||
 		    !strstr(line, "anon=") || !has_pages_on(line, w.from_os))
 			continue;
-		if (own_policy(line)) {
+		if (held_by_policy(line, flags)) {
 			w.bound_seen = 1;
 			continue;
 		}

@@ -96,7 +96,7 @@ int nl_real_add_children(struct real *r, struct rproc *p, int all);
 int nl_real_forget(struct nl_machine *m, int pid);
 /* move_pages.c: move_pages(2) for a managed process (machine.h). */
 int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
-		       double max_bytes, double *moved);
+		       double max_bytes, int flags, double *moved);
 /* realmachine.c */
 void nl_real_thread_drop(struct real *r, struct rthread *t);
 /* Give every thread of pid numalot placed the affinity it had. */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 int nl_model_move_pages(struct nl_model *m, int pid, int from, int to,
-			double max_bytes, double *moved)
+			double max_bytes, int interleaved_too, double *moved)
 {
 	int i = pid / 1000 - 1, n = m->topo->nnodes;
 	struct nl_model_proc *pr;
@@ -26,8 +26,10 @@ int nl_model_move_pages(struct nl_model *m, int pid, int from, int to,
 		return -ESRCH;
 	if (from < 0 || from >= n || to < 0 || to >= n || !(max_bytes >= 0))
 		return -EINVAL;
-	/* Bound or interleaved by its own policy: left as the user asked. */
-	if (!pr->numa_balanced)
+	/* Bound by its own policy, or interleaved unless numalot may
+	 * improve that: left as the user asked. */
+	if (pr->spec.placement == NL_PLACE_BIND ||
+	    (pr->spec.placement == NL_PLACE_INTERLEAVE && !interleaved_too))
 		return -EPERM;
 	if (from == to)
 		return 0;

@@ -156,10 +156,10 @@ static int sim_node_pages(struct nl_machine *m, int pid, double *pages)
 }
 
 static int sim_move_pages(struct nl_machine *m, int pid, int from, int to,
-			  double max_bytes, double *moved)
+			  double max_bytes, int flags, double *moved)
 {
 	return nl_model_move_pages(sim_of(m)->model, pid, from, to, max_bytes,
-				   moved);
+				   flags & NL_PAGES_SOFT, moved);
 }
 
 static void sim_destroy(struct nl_machine *m)

@@ -46,7 +46,9 @@ static void model_moves_pages(void **state)
 	struct nl_scenario *sc = parse(
 		"{" MACHINE ", 'processes': [{'kind': 'stream', 'threads': 2, "
 		"'placement': 'node:0', 'mem_bytes': 64e6}, {'kind': 'stream', "
-		"'threads': 2, 'membind': 0, 'mem_bytes': 64e6}]}");
+		"'threads': 2, 'membind': 0, 'mem_bytes': 64e6}, {'kind': "
+		"'stream', 'threads': 2, 'interleave': '0-1', 'mem_bytes': "
+		"64e6}]}");
 	struct nl_machine *m;
 	char err[256];
 	double moved, before0, before1;
@@ -57,7 +59,7 @@ static void model_moves_pages(void **state)
 	before0 = pages_on(m, 1000, 0);
 	before1 = pages_on(m, 1000, 1);
 	assert_true(before0 > 0 && before1 == 0);
-	assert_int_equal(m->ops->move_pages(m, 1000, 0, 1, 32e6, &moved), 0);
+	assert_int_equal(m->ops->move_pages(m, 1000, 0, 1, 32e6, 0, &moved), 0);
 	assert_true(moved > 31.9e6 && moved <= 32e6);
 	assert_true(pages_on(m, 1000, 1) * 4096 > 31.9e6);
 	assert_true(pages_on(m, 1000, 0) < before0);
@@ -65,15 +67,28 @@ static void model_moves_pages(void **state)
 	struct nl_model *md = nl_sim_model(m);
 	assert_true(nl_model_thread(md, 1000)->stall_s > 0);
 	/* At most what is there. */
-	assert_int_equal(m->ops->move_pages(m, 1000, 0, 1, 1e12, &moved), 0);
+	assert_int_equal(m->ops->move_pages(m, 1000, 0, 1, 1e12, 0, &moved), 0);
 	assert_true(pages_on(m, 1000, 0) < 1e-6);
 	/* Bound by its own policy, bad nodes, unknown process. */
-	assert_int_equal(m->ops->move_pages(m, 2000, 0, 1, 1e6, &moved),
+	assert_int_equal(m->ops->move_pages(m, 2000, 0, 1, 1e6, 0, &moved),
 			 -EPERM);
 	assert_true(moved == 0);
-	assert_int_equal(m->ops->move_pages(m, 1000, 0, 2, 1e6, &moved),
+	/* Bound: refused even when interleaving may be improved. */
+	assert_int_equal(
+		m->ops->move_pages(m, 2000, 0, 1, 1e6, NL_PAGES_SOFT, &moved),
+		-EPERM);
+	/* Interleaved: left as asked, unless numalot may improve it. */
+	assert_int_equal(m->ops->move_pages(m, 3000, 0, 1, 1e6, 0, &moved),
+			 -EPERM);
+	before1 = pages_on(m, 3000, 1);
+	assert_int_equal(
+		m->ops->move_pages(m, 3000, 0, 1, 8e6, NL_PAGES_SOFT, &moved),
+		0);
+	assert_true(moved > 7.9e6 && moved <= 8e6);
+	assert_true((pages_on(m, 3000, 1) - before1) * 4096 > 7.9e6);
+	assert_int_equal(m->ops->move_pages(m, 1000, 0, 2, 1e6, 0, &moved),
 			 -EINVAL);
-	assert_int_equal(m->ops->move_pages(m, 7000, 0, 1, 1e6, &moved),
+	assert_int_equal(m->ops->move_pages(m, 7000, 0, 1, 1e6, 0, &moved),
 			 -ESRCH);
 	nl_machine_destroy(m);
 	nl_scenario_free(sc);
