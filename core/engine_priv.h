@@ -80,6 +80,7 @@ struct epages {
 	int active;  /* moving until its pages are where its threads are */
 	double max_threads; /* most busy threads seen at once */
 	int failed;	    /* moves that did not pay off */
+	int crowded;	    /* periods its threads found no room by its pages */
 };
 
 struct eprocess {

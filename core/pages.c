@@ -22,6 +22,9 @@
 #define SPAN_SHARE 0.8
 /* Once moving, a process's pages move until this share is misplaced. */
 #define STOP_MISPLACED 0.05
+/* Periods a latency-bound process's threads must have found no room on
+ * its pages' node before its pages follow them there. */
+#define CROWDED_PERIODS 3
 /* At most this many seconds of page_rate in one step. */
 #define MAX_BUDGET_S 4.0
 
@@ -148,11 +151,22 @@ static int move_some(struct nl_engine *e, struct edomain *d, struct eprocess *p,
 	return 0;
 }
 
-static int node_cpus(const struct nl_topology *topo, int node)
+/* CPUs of node not taken by busy threads of other processes: room for
+ * pid's threads there. */
+static int node_room(const struct nl_engine *e, const struct edomain *d,
+		     int pid, int node)
 {
+	const struct nl_topology *topo = e->m->topo;
 	int n = 0;
 	for (int c = 0; c < topo->ncpus; c++)
 		n += topo->cpu_node[c] == node;
+	for (size_t i = 0; i < e->nlive; i++) {
+		const struct ethread *t = e->live[i];
+		if (t->pid != pid && t->cpu >= 0 &&
+		    topo->cpu_node[t->cpu] == node &&
+		    !(t->has_share && t->cpu_share < d->params.idle_share))
+			n--;
+	}
 	return n;
 }
 
@@ -200,8 +214,8 @@ static int step_process(struct nl_engine *e, struct edomain *d,
 	/* Threads over several nodes: spreading its pages relieves a
 	 * bandwidth-bound process; a latency-bound one gains more from its
 	 * threads going to the pages (the thread policy) when they fit
-	 * there, so then its pages stay. Unknown intensity (no PMU): treated
-	 * as latency-bound. */
+	 * there, beside the other processes' busy threads, so then its pages
+	 * stay. Unknown intensity (no PMU): treated as latency-bound. */
 	double most = 0, most_pages = 0;
 	int data = 0;
 	for (int j = 0; j < n; j++) {
@@ -212,9 +226,16 @@ static int step_process(struct nl_engine *e, struct edomain *d,
 		}
 	}
 	if (most < SPAN_SHARE * sh.nthreads &&
-	    !(sh.n_oi > 0 && sh.oi_sum / sh.n_oi < pp->page_bw_oi) &&
-	    sh.nthreads <= node_cpus(e->m->topo, data))
-		return 0;
+	    !(sh.n_oi > 0 && sh.oi_sum / sh.n_oi < pp->page_bw_oi)) {
+		/* Other processes' busy threads fill the pages' node: once
+		 * that has lasted, the pages go to the threads instead. */
+		if (sh.nthreads <= node_room(e, d, p->pid, data)) {
+			p->pg.crowded = 0;
+			return 0;
+		}
+		if (++p->pg.crowded < CROWDED_PERIODS)
+			return 0;
+	}
 	for (int j = 0; j < n; j++)
 		misplaced += fmax(0, sh.pages[j] / sh.npages -
 					     sh.threads[j] / sh.nthreads);
