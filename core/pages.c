@@ -251,11 +251,25 @@ static int step_process(struct nl_engine *e, struct edomain *d,
 			 pp->page_rate * fmin(elapsed, MAX_BUDGET_S), now);
 }
 
+/* More busy threads than CPUs: the OS time-shares them, and where a
+ * thread runs says little about where its pages should be. */
+static int oversubscribed(const struct nl_engine *e, const struct edomain *d)
+{
+	int busy = 0;
+	for (size_t i = 0; i < e->nlive; i++) {
+		const struct ethread *t = e->live[i];
+		busy += t->cpu >= 0 &&
+			!(t->has_share && t->cpu_share < d->params.idle_share);
+	}
+	return busy > e->m->topo->ncpus;
+}
+
 int nl_engine_pages_step(struct nl_engine *e, struct edomain *d, double now)
 {
 	int rc = 0;
 
-	if (!e->m->ops->move_pages || !e->m->ops->node_pages)
+	if (!e->m->ops->move_pages || !e->m->ops->node_pages ||
+	    oversubscribed(e, d))
 		return 0;
 	for (size_t k = 0; k < e->nprocs && rc == 0; k++)
 		if (e->procs[k].domain == d->id)
