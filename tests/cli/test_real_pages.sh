@@ -68,4 +68,48 @@ r = json.load(open('$T/r.json'))
 moved = sum(p['pages']['moved_bytes'] for p in r['processes'])
 events = [e for e in r['events'] if e['kind'] == 'pages']
 if not (moved > 0 and events and any(e['bytes'] > 0 for e in events)):
-    sys.exit('moved %r, page events %r' % (moved, events))"
+    sys.exit('moved %r, page events %r, processes %s' % (moved, events,
+             json.dumps([(q['pid'], q['threads'], q.get('pages')) for q in r['processes']])))"
+
+# Memory the process interleaved itself over nodes 0 and 1, its threads on
+# node 1: with bindings free (the default) that is a starting placement,
+# looked at from numalot's first step (4 s, once the memory is touched),
+# and numalot brings the pages together on one node (where the threads
+# are, or went). bound_by_its_policy stays false.
+numactl --interleave=0,1 taskset -c "$cpus1" \
+	"$N" run --policy=lbma --period=4 --report="$T/i.json" \
+	-- "$W" --threads 2 --seconds 12 --mode memory --mem-mb 64 >"$T/iout" 2>&1 &
+run=$!
+w=""
+for _ in $(seq 300); do
+	w=$(pgrep -f -n -- "^$W --threads 2 --seconds 12" || true)
+	[ -n "$w" ] && break
+	sleep 0.05
+done
+share=""
+i0=0 i1=0
+for _ in $(seq 200); do
+	i0=$(pages_on "$w" 0)
+	i1=$(pages_on "$w" 1)
+	[ $((${i0:-0} + ${i1:-0})) -gt 16384 ] && break
+	sleep 0.05
+done
+check "interleaved: its pages started on both nodes ($i0 and $i1)" \
+	test "${i0:-0}" -gt 4096 -a "${i1:-0}" -gt 4096
+while kill -0 "$w" 2>/dev/null; do
+	a0=$(pages_on "$w" 0)
+	a1=$(pages_on "$w" 1)
+	total=$((${a0:-0} + ${a1:-0}))
+	[ "$total" -gt 0 ] && share=$((100 * (a0 > a1 ? a0 : a1) / total))
+	[ "${share:-0}" -ge 80 ] && break
+	sleep 0.2
+done
+wait "$run"
+check "interleaved: numalot brought its pages onto one node (${share:-?}% on one)" \
+	test "${share:-0}" -ge 80
+check "interleaved: the report does not call it bound by its policy" python3 -c "
+import json, sys
+r = json.load(open('$T/i.json'))
+p = [p for p in r['processes'] if p['pages']['moved_bytes'] > 0]
+if not p or any(q['pages']['bound_by_its_policy'] for q in r['processes']):
+    sys.exit(json.dumps([q['pages'] for q in r['processes']]))"

@@ -101,7 +101,7 @@ struct run {
 	int page_events;
 };
 
-static void run(const char *path, int pages, struct run *out)
+static void run_keep(const char *path, int pages, int keep, struct run *out)
 {
 	struct nl_scenario *sc;
 	struct nl_machine *m;
@@ -117,6 +117,7 @@ static void run(const char *path, int pages, struct run *out)
 	assert_int_equal(nl_sim_create(sc, 1, &m, err, sizeof(err)), 0);
 	nl_policy_params_default(&p);
 	p.pages = pages;
+	p.keep_bindings = keep;
 	assert_int_equal(nl_engine_create(m, &e), 0);
 	assert_int_equal(
 		nl_engine_add_domain(e, 0, "j", NL_POLICY_IMAR2, &p, 1), 0);
@@ -153,6 +154,30 @@ static void run(const char *path, int pages, struct run *out)
 	nl_scenario_free(sc);
 }
 
+static void run(const char *path, int pages, struct run *out)
+{
+	run_keep(path, pages, 0, out);
+}
+
+/* A latency-bound process bound to node 0 (--cpunodebind) whose memory
+ * it interleaved over both nodes: a starting placement when bindings are
+ * free (its pages come to its threads, and it runs faster), left as asked
+ * when they are kept. */
+static void engine_improves_interleaved_memory(void **state)
+{
+	static const char *const path =
+		"etc/scenarios/set/paper-interleave-n2-1p.json";
+	struct run on, off, keep;
+	(void)state;
+	run(path, 1, &on);
+	run(path, 0, &off);
+	run_keep(path, 1, 1, &keep);
+	assert_true(on.moved > 0 && on.page_events > 0);
+	assert_true(on.makespan < 0.95 * off.makespan);
+	assert_true(keep.moved == 0);
+	assert_true(keep.makespan > 0.99 * off.makespan);
+}
+
 /* Two bandwidth-bound processes, each with all its data on one node and
  * threads on all four: their pages spread, and they run faster. */
 static void engine_spreads_concentrated_pages(void **state)
@@ -183,6 +208,7 @@ int main(void)
 		cmocka_unit_test(model_moves_pages),
 		cmocka_unit_test(engine_spreads_concentrated_pages),
 		cmocka_unit_test(engine_leaves_local_pages),
+		cmocka_unit_test(engine_improves_interleaved_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
