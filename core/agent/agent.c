@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "real.h"
+#include "activate.h"
 #include "conn.h"
 #include "leave.h"
 #include "rwrite.h"
@@ -601,7 +602,29 @@ int nl_agent_run(const struct nl_agent_config *c)
 	}
 	if (nl_engine_create(s.machine, &s.engine) < 0)
 		goto out;
-	lfd = listen_on(c->socket_path, &l);
+	/* The socket systemd passed (numalotd.socket), else our own. */
+	char passed[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	lfd = nl_activation_fd(passed, sizeof(passed), err, sizeof(err));
+	if (lfd >= 0 && lfd == c->ready_fd) {
+		snprintf(err, sizeof(err),
+			 "--ready-fd=%d is the socket systemd passed", lfd);
+		lfd = -EBADF;
+	}
+	if (lfd >= 0) {
+		l.fd = lfd;
+		l.path = passed[0] ? passed : c->socket_path;
+		if (passed[0] && strcmp(passed, c->socket_path))
+			nl_log(NL_LOG_WARNING,
+			       "systemd passed the socket %s, not %s: the "
+			       "plugin's socket= must name %s",
+			       passed, c->socket_path, passed);
+	} else if (lfd != -ENOENT) {
+		nl_log(NL_LOG_ERROR, "%s", err);
+		ready_say(c, err);
+		goto out;
+	} else {
+		lfd = listen_on(c->socket_path, &l);
+	}
 	if (lfd < 0) {
 		status = lfd == -EADDRINUSE ? 0 : 1;
 		snprintf(err, sizeof(err), "%s: %s", c->socket_path,
@@ -616,9 +639,10 @@ int nl_agent_run(const struct nl_agent_config *c)
 	if (tfd < 0 || sfd < 0)
 		goto out;
 	nl_log(NL_LOG_INFO,
-	       "serving %s (topology %s, %d NUMA nodes, %d CPUs; counters %s)",
-	       c->socket_path, topo->source, topo->nnodes, topo->ncpus,
-	       s.machine->backend);
+	       "serving %s%s (topology %s, %d NUMA nodes, %d CPUs; counters "
+	       "%s)",
+	       l.path, l.bound ? "" : ", passed by systemd", topo->source,
+	       topo->nnodes, topo->ncpus, s.machine->backend);
 	ready_say(c, "ok");
 	status = loop(&s, &l, tfd, sfd);
 	/* Stopping: every thread gets its affinity back; each step's report
