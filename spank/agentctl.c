@@ -167,6 +167,26 @@ static int wait_ready(int fd, double deadline_ms, char *why, size_t len)
 	}
 }
 
+/*
+ * Whether the socket at path is a service's (docs/slurm.md, "The agent as
+ * a service"): a socket that no agent of the plugin's bound. An agent that
+ * binds its socket itself first creates PATH.serving, its lock, and never
+ * removes it; systemd's numalotd.socket binds the path without one. When
+ * such a socket refuses, the service is stopping or failed: the plugin
+ * only ever connects to it. A socket left by an agent the plugin started
+ * that died (SIGKILL) has its PATH.serving, and a new agent is started as
+ * before; so is one where there is no socket at all.
+ */
+static int service_socket(const char *path)
+{
+	char serving[200];
+	struct stat sb;
+	if (lstat(path, &sb) < 0 || !S_ISSOCK(sb.st_mode))
+		return 0;
+	snprintf(serving, sizeof(serving), "%s.serving", path);
+	return lstat(serving, &sb) < 0 && errno == ENOENT;
+}
+
 int nl_agentctl_ensure(const struct nl_site *s, double deadline_ms, char *why,
 		       size_t len)
 {
@@ -184,6 +204,14 @@ int nl_agentctl_ensure(const struct nl_site *s, double deadline_ms, char *why,
 			 "the agent at %s does not answer within %g s "
 			 "(stopped or hung?)",
 			 s->socket, s->wait_s);
+		return -1;
+	}
+	if (service_socket(s->socket)) {
+		snprintf(why, len,
+			 "the agent's socket %s is a service's (systemd's "
+			 "numalotd.socket?) and refuses connections (%s); "
+			 "the plugin starts no agent beside it",
+			 s->socket, strerror(-rc));
 		return -1;
 	}
 	if (stat(s->agent, &sb) < 0 || !S_ISREG(sb.st_mode) ||
