@@ -4,10 +4,22 @@ DESTDIR ?=
 BUILD ?= build
 SAN ?=
 CC ?= cc
+# Slurm installed elsewhere than /usr (/opt/slurm): its headers from
+# $(SLURM_PREFIX)/include, its slurm.pc from $(SLURM_PREFIX)/lib*/pkgconfig.
+SLURM_PREFIX ?=
+# Slurm's plugin folder. Empty: asked of Slurm at install time
+# (tools/plugindir.sh; `make plugindir` prints it).
+PLUGINDIR ?=
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# Slurm's configuration folder: when set (the packages: /etc/slurm),
+# plugstack.conf.d/numalot.conf is installed there.
+SLURM_CONFDIR ?=
+# A packager whose compiler is newer may build with WERROR=.
+WERROR ?= -Werror
 
 PKGS := hwloc json-c papi
 
-WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+WARN := -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wundef -Wpointer-arith
 CFLAGS ?= -O2 -g
 ifeq ($(SAN),1)
@@ -15,11 +27,27 @@ CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
 endif
-NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) \
+# Hardening: stack protector, FORTIFY_SOURCE where optimising (and not
+# already asked for by the caller's flags; not under the sanitizers),
+# full RELRO, position-independent executables.
+HARDEN := -fstack-protector-strong
+ifeq ($(SAN),)
+ifneq ($(filter -O%,$(filter-out -O0,$(CFLAGS))),)
+ifeq ($(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS)),)
+HARDEN += -D_FORTIFY_SOURCE=2
+endif
+endif
+endif
+LD_HARDEN := -Wl,-z,relro,-z,now
+SLURM_CPPFLAGS := $(if $(SLURM_PREFIX),-I$(SLURM_PREFIX)/include)
+NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SLURM_CPPFLAGS) \
 	-DNUMALOT_DATADIR='"$(PREFIX)/share/numalot"' -Icore -Icore/sim -Icore/real -Icore/agent -Ispank \
-	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CPPFLAGS)
 NL_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lnuma -lm
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+# Executables are PIE; the plugin is built with -fPIC on its own.
+EXE_CFLAGS := -fPIE
+EXE_LDFLAGS := -pie $(LD_HARDEN) $(LDFLAGS)
 
 LIB_SRC := $(wildcard core/*.c core/sim/*.c core/real/*.c) \
 	$(filter-out core/agent/numalotd.c,$(wildcard core/agent/*.c)) spank/site.c
@@ -33,57 +61,65 @@ TESTS := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCHES := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 LIB := $(BUILD)/libnumalot.a
 NUMALOT := $(BUILD)/numalot
-SLURM_PLUGIN_DIR ?= $(firstword $(wildcard /usr/lib/*/slurm-wlm /usr/lib64/slurm /usr/lib/slurm) /usr/lib/slurm)
 SPANK_SRC := spank/numalot.c spank/agentctl.c spank/site.c core/agent/protocol.c \
 	core/agent/rwrite.c core/util.c
 SPANK := $(BUILD)/numalot.so
 NUMALOTD := $(BUILD)/numalotd
 WORKLOAD := $(BUILD)/numalot-workload
+UNITS := $(BUILD)/numalotd.service
 
 .PHONY: all check test-bin run-tests clean install uninstall deps format \
-	bench demo fuzz format-check guest-check
+	bench demo fuzz format-check guest-check plugindir
 # PREFIX is compiled into numalot (the scenario set) and the plugin (the
 # agent's path): a stamp makes them rebuild when it changes.
 PREFIX_STAMP := $(BUILD)/prefix
 $(shell mkdir -p $(BUILD); echo '$(PREFIX)' | cmp -s - $(PREFIX_STAMP) 2>/dev/null || echo '$(PREFIX)' > $(PREFIX_STAMP))
 
-all: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK)
+all: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(UNITS)
 
 $(BUILD)/core/cli/cmd_bench.o: $(PREFIX_STAMP)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(NL_CFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(NL_CFLAGS) $(CFLAGS) $(EXE_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(NUMALOT): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(NL_LIBS)
+	$(CC) $(CFLAGS) $(EXE_LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(NL_LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(NL_CFLAGS) -Itests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) \
-		$(NL_LIBS) $(TEST_LIBS)
+	$(CC) $(NL_CFLAGS) -Itests/unit $(CFLAGS) $(EXE_CFLAGS) $(EXE_LDFLAGS) \
+		-o $@ $< $(LIB) $(NL_LIBS) $(TEST_LIBS)
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(NL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(NL_LIBS)
+	$(CC) $(NL_CFLAGS) $(CFLAGS) $(EXE_CFLAGS) $(EXE_LDFLAGS) -o $@ $< \
+		$(LIB) $(NL_LIBS)
 
 $(NUMALOTD): $(BUILD)/core/agent/numalotd.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NL_LIBS)
+	$(CC) $(CFLAGS) $(EXE_LDFLAGS) -o $@ $< $(LIB) $(NL_LIBS)
 
-# The SPANK plugin: no -lslurm, the spank_* symbols come from the loader.
+# The SPANK plugin: no -lslurm, the spank_* symbols come from the loader;
+# it exports only what Slurm looks up (spank/numalot.map).
 $(SPANK): $(SPANK_SRC) $(wildcard spank/*.h) core/agent/protocol.h \
-	core/agent/rwrite.h $(PREFIX_STAMP)
-	$(CC) $(NL_CFLAGS) -Ispank $(CFLAGS) -fPIC -shared \
+	core/agent/rwrite.h spank/numalot.map $(PREFIX_STAMP)
+	$(CC) $(NL_CFLAGS) -Ispank $(CFLAGS) -fPIC -shared $(LD_HARDEN) \
+		-Wl,--version-script=spank/numalot.map $(LDFLAGS) \
 		-DNUMALOT_AGENT_PATH='"$(PREFIX)/sbin/numalotd"' -o $@ \
 		$(SPANK_SRC) $(shell pkg-config --libs json-c)
 
+# The systemd units, ExecStart= from PREFIX.
+$(UNITS): $(BUILD)/%: etc/%.in $(PREFIX_STAMP)
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' $< >$@
+
 $(WORKLOAD): tests/workload/workload.c
 	@mkdir -p $(dir $@)
-	$(CC) $(NL_CFLAGS) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $<
+	$(CC) $(NL_CFLAGS) $(CFLAGS) $(EXE_CFLAGS) $(EXE_LDFLAGS) -pthread \
+		-o $@ $<
 
 test-bin: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(TESTS)
 
@@ -111,31 +147,50 @@ bench: $(NUMALOT) $(BENCHES)
 demo: all
 	tools/demo.sh
 
+# Slurm's plugin folder: PLUGINDIR, else asked of Slurm (docs/slurm.md,
+# "Installing").
+PLUGINDIR_SH = $(or $(PLUGINDIR),$$(tools/plugindir.sh '$(SLURM_PREFIX)' '$(PREFIX)'))
+plugindir:
+	@echo $(PLUGINDIR_SH)
+
 install: all
+	@pd=$(PLUGINDIR_SH); echo "numalot: the plugin goes to $$pd"; \
+	set -e; \
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
-		$(DESTDIR)$(SLURM_PLUGIN_DIR) \
+		$(DESTDIR)$$pd $(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8 \
 		$(DESTDIR)$(PREFIX)/share/numalot/scenarios/set \
-		$(DESTDIR)$(PREFIX)/share/numalot/examples
+		$(DESTDIR)$(PREFIX)/share/numalot/examples; \
+	install -m 0755 $(SPANK) $(DESTDIR)$$pd/numalot.so
 	install -m 0755 $(NUMALOT) $(DESTDIR)$(PREFIX)/bin/numalot
 	install -m 0755 $(NUMALOTD) $(DESTDIR)$(PREFIX)/sbin/numalotd
-	install -m 0755 $(SPANK) $(DESTDIR)$(SLURM_PLUGIN_DIR)/numalot.so
+	install -m 0644 $(UNITS) etc/numalotd.socket $(DESTDIR)$(SYSTEMDUNITDIR)/
 	install -m 0644 docs/man/numalot.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 docs/man/numalotd.8 docs/man/numalot-spank.8 \
 		$(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 0644 etc/scenarios/*.json $(DESTDIR)$(PREFIX)/share/numalot/scenarios/
 	install -m 0644 etc/scenarios/set/*.json \
 		$(DESTDIR)$(PREFIX)/share/numalot/scenarios/set/
-	install -m 0644 etc/plugstack.conf.example etc/numalotd.service \
+	install -m 0644 etc/plugstack.conf.example etc/plugstack.conf.d/numalot.conf \
 		$(DESTDIR)$(PREFIX)/share/numalot/examples/
+ifneq ($(SLURM_CONFDIR),)
+	install -d $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d
+	install -m 0644 etc/plugstack.conf.d/numalot.conf \
+		$(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/
+endif
 
 uninstall:
+	pd=$(PLUGINDIR_SH); rm -f $(DESTDIR)$$pd/numalot.so
 	rm -f $(DESTDIR)$(PREFIX)/bin/numalot $(DESTDIR)$(PREFIX)/sbin/numalotd \
-		$(DESTDIR)$(SLURM_PLUGIN_DIR)/numalot.so \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/numalotd.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/numalotd.socket \
 		$(DESTDIR)$(PREFIX)/share/man/man1/numalot.1 \
 		$(DESTDIR)$(PREFIX)/share/man/man8/numalotd.8 \
 		$(DESTDIR)$(PREFIX)/share/man/man8/numalot-spank.8
 	rm -rf $(DESTDIR)$(PREFIX)/share/numalot
+ifneq ($(SLURM_CONFDIR),)
+	rm -f $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/numalot.conf
+endif
 
 # Install the Debian packages numalot needs (root), or say how; then the
 # test guests' kernel and initramfs (a skip is not an error).
