@@ -2,11 +2,13 @@
 # Install the Debian packages numalot builds, tests and demonstrates with.
 # As root: installs what is missing. Otherwise: prints the apt-get line.
 # The test guests' kernel is downloaded, not installed (tests/guest/build.sh).
+# debhelper and rpm: the package test builds the Debian package and parses
+# the RPM spec (tests/cli/test_packages.sh).
 set -eu
 pkgs="build-essential pkg-config libhwloc-dev hwloc-nox libjson-c-dev
 	libcmocka-dev libnuma-dev libpapi-dev valgrind python3 clang
 	libclang-rt-dev slurm-wlm slurmctld slurmd slurm-client libslurm-dev
-	munge chromium qemu-system-x86 busybox-static numactl"
+	munge chromium qemu-system-x86 busybox-static numactl debhelper rpm"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

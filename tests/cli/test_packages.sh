@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The packages: the Debian package is built here from a copy of the tree
+# (dpkg-buildpackage -b) and unpacked into a throw-away root (dpkg -x):
+# every part lands where Slurm, systemd and man look; the RPM spec parses
+# (rpmspec -P) where Debian's rpm package is installed.
+set -u
+cd "$(dirname "$0")/../.."
+if [ "${SAN:-}" = 1 ]; then
+	echo "skip: the packages are checked in the plain build"
+	exit 0
+fi
+T=$(mktemp -d /tmp/numalot-pkg.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+. tests/lib.sh
+
+if command -v rpmspec >/dev/null; then
+	rpmspec -P packaging/rpm/numalot.spec >"$T/spec" 2>&1
+	check "rpmspec parses packaging/rpm/numalot.spec" test $? -eq 0
+	check "...the plugin goes to %{_libdir}/slurm" \
+		grep -q "PLUGINDIR=$(rpm --eval %{_libdir})/slurm" "$T/spec"
+	check "...the Slurm version is in Release:" grep -q '^Release: *1\.slurm' "$T/spec"
+	check "...the units and plugstack.conf.d are packaged" \
+		test "$(grep -c '^/.*/numalotd\.socket$\|^/.*/numalotd\.service$\|^%config(noreplace) /etc/slurm/plugstack\.conf\.d/numalot\.conf$' "$T/spec")" -eq 3
+else
+	echo "skip: rpmspec is not installed (package rpm): the spec is not parsed"
+fi
+
+if ! command -v dpkg-buildpackage >/dev/null || ! command -v dh >/dev/null; then
+	echo "skip: dpkg-buildpackage or debhelper is not installed (make deps)"
+	exit $((fails > 0))
+fi
+src=$T/numalot-0.1.0
+mkdir "$src"
+git ls-files -co --exclude-standard | grep -v '^build/' | tar -cf - -T - | tar -xf - -C "$src"
+if ! (cd "$src" && dpkg-checkbuilddeps) >"$T/deps" 2>&1; then
+	echo "skip: the package's build dependencies are missing: $(cat "$T/deps")"
+	exit $((fails > 0))
+fi
+t0=$(date +%s)
+(cd "$src" && DEB_BUILD_OPTIONS="nocheck parallel=1" dpkg-buildpackage -b -us -uc) \
+	>"$T/build.log" 2>&1
+rc=$?
+deb=$(ls "$T"/numalot_*.deb 2>/dev/null | head -1)
+check "dpkg-buildpackage -b builds the package ($(($(date +%s) - t0)) s)" test $rc -eq 0 -a -n "$deb"
+if [ -z "$deb" ]; then
+	tail -30 "$T/build.log"
+	exit 1
+fi
+R=$T/root
+dpkg -x "$deb" "$R"
+pd=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm-wlm
+for f in /usr/bin/numalot /usr/sbin/numalotd "$pd/numalot.so" \
+	/lib/systemd/system/numalotd.service /lib/systemd/system/numalotd.socket \
+	/etc/slurm/plugstack.conf.d/numalot.conf \
+	/usr/share/man/man1/numalot.1.gz /usr/share/man/man8/numalotd.8.gz \
+	/usr/share/man/man8/numalot-spank.8.gz \
+	/usr/share/numalot/scenarios/two-node-remote.json; do
+	check "the package has $f" test -s "$R$f"
+done
+check "the service starts /usr/sbin/numalotd" \
+	grep -q '^ExecStart=/usr/sbin/numalotd ' "$R/lib/systemd/system/numalotd.service"
+check "the plugin is loaded as optional with default=off" \
+	grep -qx 'optional numalot.so default=off' "$R/etc/slurm/plugstack.conf.d/numalot.conf"
+check "the plugin exports only SPANK symbols" \
+	test -z "$(nm -D --defined-only "$R$pd/numalot.so" | awk '{print $3}' |
+		grep -Ev '^(slurm_spank_[a-z_]+|plugin_(name|type|version)|spank_plugin_version|spank_options)$')"
+check "the packaged agent runs" "$R/usr/sbin/numalotd" --version
+dpkg-deb -e "$deb" "$T/ctl"
+check "plugstack.conf.d/numalot.conf is a conffile" \
+	grep -qx /etc/slurm/plugstack.conf.d/numalot.conf "$T/ctl/conffiles"
+check "the socket is enabled on install" grep -q 'numalotd.socket' "$T/ctl/postinst"
+series=$(dpkg-query -W -f='${Version}' libslurm-dev 2>/dev/null | cut -d. -f1,2)
+dep=$(dpkg-deb -f "$deb" Depends)
+check "it depends on the Slurm release it was built for ($series): $dep" \
+	grep -q "slurm-wlm-basic-plugins (>= $series)" <<<"$dep"
+check "...and on no later one" grep -q "slurm-wlm-basic-plugins (<< " <<<"$dep"
+[ $fails -eq 0 ] || tail -30 "$T/build.log"
+[ $fails -eq 0 ]
