@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # numalotd started the way systemd starts it from numalotd.socket (socket
 # activation: the listening socket passed as descriptor 3 with LISTEN_PID
-# and LISTEN_FDS): it serves that socket, leaves it in place when it
-# exits, and the next connection starts the next agent on it.
+# and LISTEN_FDS), with only the capabilities numalotd.service leaves it
+# and no new privileges: it serves that socket, binds a user's threads and
+# hands the user's report over as the user, leaves the socket in place
+# when it exits, and the next connection starts the next agent on it.
 set -u
 N=${NUMALOT:-build/numalot}
 D=${NUMALOTD:-$(dirname "$N")/numalotd}
 W=${WORKLOAD:-build/numalot-workload}
-if [ "$(id -u)" != 0 ] || ! command -v python3 >/dev/null; then
-	echo "skip: needs root and python3"
+if [ "$(id -u)" != 0 ] || ! id nobody >/dev/null 2>&1 || ! command -v python3 >/dev/null; then
+	echo "skip: needs root, a user nobody and python3"
 	exit 0
 fi
 T=$(mktemp -d /tmp/numalot-activation.XXXXXX)
 chmod 755 "$T"
+mkdir -m 777 "$T/pub"
 S=$T/run/numalotd.sock
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$T"' EXIT
@@ -31,7 +34,7 @@ s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 os.umask(0o111)
 s.bind(path)
 s.listen(128)
-while True:
+for _ in range(20):  # as systemd's start limit: no endless restarts
     select.select([s], [], [])
     pid = os.fork()
     if pid == 0:
@@ -42,13 +45,24 @@ while True:
                           LISTEN_FDNAMES="numalotd.socket")
         fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         os.dup2(fd, 2)
-        os.execv(sys.argv[4], sys.argv[4:])
+        os.execvp(sys.argv[4], sys.argv[4:])
     _, st = os.waitpid(pid, 0)
     with open(exits, "a") as f:
         f.write("%d\n" % os.waitstatus_to_exitcode(st))
 EOF
-python3 "$T/activate.py" "$S" "$T/agent.log" "$T/exits" "$D" --socket="$S" \
-	--idle-exit=2 --log-level=debug &
+# The service's capability bounding set (etc/numalotd.service.in) and
+# NoNewPrivileges=, where setpriv can give them.
+unit=$(dirname "${BASH_SOURCE[0]}")/../../etc/numalotd.service.in
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr ' ' '\n' |
+	sed -n 's/^CAP_\(.*\)/+\L\1/p' | paste -sd, -)
+confine=()
+if command -v setpriv >/dev/null && [ -n "$caps" ]; then
+	confine=(setpriv --bounding-set=-all,"$caps" --inh-caps=-all --no-new-privs)
+else
+	echo "skip: no setpriv (util-linux): the agent runs with every capability"
+fi
+python3 "$T/activate.py" "$S" "$T/agent.log" "$T/exits" "${confine[@]}" "$D" \
+	--socket="$S" --idle-exit=2 --log-level=debug &
 pids+=($!)
 for _ in $(seq 50); do [ -S "$S" ] && break; sleep 0.05; done
 check "the socket is there before any agent" test -S "$S" -a ! -s "$T/agent.log"
@@ -58,24 +72,40 @@ check "the first connection starts an agent, which answers it" test -n "$a1"
 check "the agent serves the socket it was passed" grep -q "serving $S, passed by systemd" "$T/agent.log"
 check "...and binds nothing itself (no lock of its own)" test ! -e "$S.serving"
 
-"$W" --threads 2 --seconds 20 >/dev/null 2>&1 &
-wp=$!
+# nobody's process, registered by root as slurmstepd does: the paper's
+# profile pins its threads at take-over.
+su nobody -s /bin/sh -c "echo \$\$ >'$T/pub/w.pid'; exec '$PWD/$W' --threads 3 --seconds 20" >/dev/null 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do [ -s "$T/pub/w.pid" ] && break; sleep 0.02; done
+wp=$(cat "$T/pub/w.pid")
 pids+=($wp)
 sleep 0.2
 all=$(awk '/Cpus_allowed_list/ {print $2}' /proc/$wp/status)
-"$N" request --socket="$S" "{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":0,\"pid\":$wp,\"policy\":\"monitor\",\"cpus\":\"$all\",\"period\":0.2}" >"$T/reg" 2>&1
-check "a task registers through the passed socket" grep -q '"ok":true' "$T/reg"
-"$N" status --socket="$S" >"$T/status" 2>&1
-check "the agent manages it" grep -q "^1 " "$T/status"
+"$N" request --socket="$S" "{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":$(id -u nobody),\"pid\":$wp,\"policy\":\"lbma\",\"cpus\":\"$all\",\"period\":0.2,\"report\":\"$T/pub/r.json\",\"params\":{\"profile\":\"paper\"}}" >"$T/reg" 2>&1
+check "root registers nobody's task through the passed socket" grep -q '"ok":true' "$T/reg"
+if [ ${#confine[@]} -gt 0 ]; then
+	want=$("${confine[@]}" grep -E '^(CapBnd|CapEff|NoNewPrivs):' /proc/self/status)
+	check "the agent has only the service's capabilities ($caps), no new privileges" \
+		test "$(grep -E '^(CapBnd|CapEff|NoNewPrivs):' /proc/"$a1"/status)" = "$want"
+fi
+pinned=0
+for _ in $(seq 40); do
+	sleep 0.1
+	[ "$(nproc)" -eq 1 ] && pinned=1 && break
+	[ "$(pinned_threads "$wp")" -gt 0 ] && pinned=1 && break
+done
+check "...and binds nobody's threads" test $pinned -eq 1
 
 [ -n "$a1" ] && kill -TERM "$a1"
 for _ in $(seq 100); do [ -s "$T/exits" ] && break; sleep 0.05; done
 check "SIGTERM: the agent exits 0" test "$(head -1 "$T/exits")" = 0
+check "...hands the report over as nobody" test "$(stat -c %U "$T/pub/r.json" 2>/dev/null)" = nobody
+check "...gives the threads their affinity back" test "$(threads_not_on "$wp" "$all")" -eq 0
 check "...and leaves the socket to systemd" test -S "$S"
 r=$(hello)
 a2=$(agent_of "$r")
 check "the next connection starts a new agent on the same socket" test -n "$a2" -a "$a2" != "$a1"
-kill "$wp"
+kill "$wp" 2>/dev/null
 for _ in $(seq 120); do [ "$(wc -l <"$T/exits")" -ge 2 ] && break; sleep 0.05; done
 check "an idle agent exits (idle_exit) and leaves the socket" test "$(wc -l <"$T/exits")" -eq 2 -a -S "$S"
 r=$(hello)
