@@ -1,5 +1,5 @@
 /*
- * Unit tests of socket activation (issue 11): numalotd takes the one
+ * Unit tests of socket activation: numalotd takes the one
  * listening socket systemd passes (LISTEN_PID / LISTEN_FDS, descriptor
  * 3) and refuses anything else; the plugin only connects to a socket that
  * is a service's and starts an agent of its own only where there is no
