@@ -232,22 +232,7 @@ int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes)
 	return rc;
 }
 
-int nl_proc_uid(pid_t pid, uid_t *uid)
-{
-	char path[64], *text, *p;
-	int rc;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	rc = nl_proc_slurp(path, &text, NULL);
-	if (rc < 0)
-		return rc;
-	p = strstr(text, "\nUid:");
-	rc = p && sscanf(p + 5, "%u", uid) == 1 ? 0 : -EINVAL;
-	free(text);
-	return rc;
-}
-
-int nl_proc_owned_by(pid_t pid, uid_t uid)
+int nl_proc_uids(pid_t pid, uid_t uids[4])
 {
 	char path[64], *text, *p;
 	unsigned u[4];
@@ -260,10 +245,30 @@ int nl_proc_owned_by(pid_t pid, uid_t uid)
 	p = strstr(text, "\nUid:");
 	if (!p || sscanf(p + 5, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4)
 		rc = -EINVAL;
-	else
-		rc = u[0] == uid && u[1] == uid && u[2] == uid && u[3] == uid
-			     ? 0
-			     : -EPERM;
+	for (int i = 0; rc == 0 && i < 4; i++)
+		uids[i] = (uid_t)u[i];
 	free(text);
 	return rc;
+}
+
+int nl_proc_uid(pid_t pid, uid_t *uid)
+{
+	uid_t u[4];
+	int rc = nl_proc_uids(pid, u);
+
+	if (rc == 0)
+		*uid = u[0];
+	return rc;
+}
+
+int nl_proc_owned_by(pid_t pid, uid_t uid)
+{
+	uid_t u[4];
+	int rc = nl_proc_uids(pid, u);
+
+	if (rc < 0)
+		return rc;
+	return u[0] == uid && u[1] == uid && u[2] == uid && u[3] == uid
+		       ? 0
+		       : -EPERM;
 }

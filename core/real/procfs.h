@@ -53,6 +53,12 @@ int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes);
 /* Read a small /proc file into a malloc'd NUL-terminated buffer. */
 int nl_proc_slurp(const char *path, char **text, size_t *len);
 
+/*
+ * The uids of pid (real, effective, saved, filesystem: the Uid: line of
+ * /proc/PID/status). 0, -ESRCH, -EINVAL (no such line) or -errno.
+ */
+int nl_proc_uids(pid_t pid, uid_t uids[4]);
+
 /* Real uid of pid (from /proc/PID/status), or a negative errno. */
 int nl_proc_uid(pid_t pid, uid_t *uid);
 
