@@ -12,7 +12,6 @@
 
 /* Relative change of every contention factor below which a round stops. */
 #define FIXED_POINT_TOL 1e-6
-#define TIME_EPS 1e-9
 
 static int init_proc(struct nl_model *m, int i, const struct nl_proc_spec *s,
 		     uint64_t seed)
@@ -217,7 +216,7 @@ void nl_model_free(struct nl_model *m)
 
 int nl_model_active(const struct nl_model *m)
 {
-	if (m->duration_s > 0 && nl_model_now(m) >= m->duration_s - TIME_EPS)
+	if (m->duration_s > 0 && nl_model_now(m) >= m->duration_s - NL_TIME_EPS)
 		return 0;
 	for (int i = 0; i < m->nprocs; i++)
 		if (!m->procs[i].done)

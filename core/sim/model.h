@@ -26,6 +26,8 @@ struct nl_machine;
 /* Threads per process: tids are pid + k, pids 1000 apart. */
 #define NL_MAX_PROC_THREADS 999
 #define NL_MAX_PHASES 4
+/* Simulated times closer than this are the same instant (tick rounding). */
+#define NL_TIME_EPS 1e-9
 
 /*
  * Machine parameters. All doubles so that one table (nl_model_param_descs)

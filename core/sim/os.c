@@ -17,7 +17,6 @@
 #include <math.h>
 #include <string.h>
 
-#define TIME_EPS 1e-9
 /* Data shares closer than this count as equal (no preferred node). */
 #define SHARE_EPS 1e-9
 
@@ -265,7 +264,7 @@ static void migrate_pages(struct nl_model *m)
 
 		t->migrate_want = 0;
 		if (t->state != NL_T_RUNNING || !pr->numa_balanced ||
-		    now < pr->start_s + m->p.numa_scan_delay_s - TIME_EPS)
+		    now < pr->start_s + m->p.numa_scan_delay_s - NL_TIME_EPS)
 			continue;
 		priv_bytes = (1 - pr->spec.kind.shared_fraction) *
 			     pr->spec.kind.mem_bytes;
@@ -330,7 +329,7 @@ static void numa_balance(struct nl_model *m)
 		struct nl_model_proc *pr = &m->procs[i];
 
 		if (!pr->started || pr->done || !pr->numa_balanced ||
-		    now < pr->numa_next_s - TIME_EPS)
+		    now < pr->numa_next_s - NL_TIME_EPS)
 			continue;
 		/* Kernel-like: the scan period doubles while the process's
 		 * accesses are local, and halves when they are not. */

@@ -8,8 +8,6 @@
 #include <errno.h>
 #include <string.h>
 
-#define TIME_EPS 1e-9
-
 void nl_model_occupy(struct nl_model *m, int cpu, int d)
 {
 	int core = m->topo->cpu_core[cpu];
@@ -182,7 +180,7 @@ void nl_model_start_due(struct nl_model *m)
 
 	for (int i = 0; i < m->nprocs; i++)
 		if (!m->procs[i].started &&
-		    m->procs[i].spec.start_s <= now + TIME_EPS)
+		    m->procs[i].spec.start_s <= now + NL_TIME_EPS)
 			nl_model_start_process(m, &m->procs[i]);
 }
 

@@ -7,13 +7,13 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "machine.h"
 #include "scenario.h"
+#include "util.h"
 
 struct sim {
 	struct nl_machine m;
@@ -216,19 +216,6 @@ struct nl_topology *nl_sim_topology_dup(const struct nl_topology *src)
 	return t;
 }
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 int nl_sim_create(const struct nl_scenario *sc, uint64_t seed,
 		  struct nl_machine **out, char *err, size_t errlen)
 {
@@ -245,21 +232,21 @@ int nl_sim_create_opts(const struct nl_scenario *sc, uint64_t seed,
 
 	*out = NULL;
 	if (!sc || !sc->topo)
-		return fail(err, errlen, -EINVAL, "sim: no scenario");
+		return nl_errf(err, errlen, -EINVAL, "sim: no scenario");
 	topo = nl_sim_topology_dup(sc->topo);
 	s = calloc(1, sizeof(*s));
 	if (!topo || !s) {
 		nl_topology_free(topo);
 		free(s);
-		return fail(err, errlen, -ENOMEM, "sim: out of memory");
+		return nl_errf(err, errlen, -ENOMEM, "sim: out of memory");
 	}
 	rc = nl_model_create_opts(topo, sc, seed, o, &s->model);
 	if (rc < 0) {
 		free(s);
-		return fail(err, errlen, rc,
-			    rc == -ENOMEM ? "sim: out of memory"
-					  : "sim: scenario does not fit the "
-					    "topology");
+		return nl_errf(err, errlen, rc,
+			       rc == -ENOMEM ? "sim: out of memory"
+					     : "sim: scenario does not fit the "
+					       "topology");
 	}
 	s->tinfo = calloc((size_t)s->model->nthreads + 1, sizeof(*s->tinfo));
 	s->pinfo = calloc((size_t)s->model->nprocs + 1, sizeof(*s->pinfo));
@@ -268,7 +255,7 @@ int nl_sim_create_opts(const struct nl_scenario *sc, uint64_t seed,
 		free(s->tinfo);
 		free(s->pinfo);
 		free(s);
-		return fail(err, errlen, -ENOMEM, "sim: out of memory");
+		return nl_errf(err, errlen, -ENOMEM, "sim: out of memory");
 	}
 	s->m.ops = &sim_ops;
 	s->m.topo = s->model->topo;
