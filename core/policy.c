@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 static const char *const policy_names[NL_POLICY_COUNT] = {
 	[NL_POLICY_MONITOR] = "monitor",
 	[NL_POLICY_STATIC] = "static",
@@ -34,7 +36,12 @@ int nl_policy_from_name(const char *name, enum nl_policy_kind *k)
 
 const char *nl_policy_names(void)
 {
-	return "imar2, lbma, monitor, static";
+	static char buf[64];
+
+	if (!buf[0]) /* alphabetical: "imar2, lbma, monitor, static" */
+		nl_names_join(policy_names, NL_POLICY_COUNT, 1, buf,
+			      sizeof(buf));
+	return buf;
 }
 
 const char *nl_action_name(enum nl_action_kind k)

@@ -3,6 +3,8 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 int nl_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
@@ -14,6 +16,33 @@ int nl_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 		va_end(ap);
 	}
 	return rc;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+const char *nl_names_join(const char *const *names, size_t n, int sorted,
+			  char *buf, size_t len)
+{
+	const char **v = malloc(sizeof(*v) * (n + 1));
+	size_t k = 0, used = 0;
+
+	if (len)
+		buf[0] = 0;
+	if (!v)
+		return buf;
+	for (size_t i = 0; i < n; i++)
+		if (names[i])
+			v[k++] = names[i];
+	if (sorted)
+		qsort(v, k, sizeof(*v), cmp_name);
+	for (size_t i = 0; i < k && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+					 i ? ", " : "", v[i]);
+	free(v);
+	return buf;
 }
 
 double nl_mono_s(void)

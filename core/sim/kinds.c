@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "util.h"
+
 #define P(field) offsetof(struct nl_model_params, field)
 #define LO_OPEN NL_PARAM_LO_OPEN
 #define INTEGER NL_PARAM_INTEGER
@@ -171,5 +173,13 @@ const struct nl_kind *nl_kind_at(size_t i)
 
 const char *nl_kind_names(void)
 {
-	return "compute, stream, latency, mixed";
+	static char buf[128];
+	const char *names[NKINDS];
+
+	if (!buf[0]) {
+		for (size_t i = 0; i < NKINDS; i++)
+			names[i] = kinds[i].name;
+		nl_names_join(names, NKINDS, 0, buf, sizeof(buf));
+	}
+	return buf;
 }

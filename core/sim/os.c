@@ -17,6 +17,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "util.h"
+
 /* Data shares closer than this count as equal (no preferred node). */
 #define SHARE_EPS 1e-9
 
@@ -44,7 +46,13 @@ int nl_os_mode_from_name(const char *name, enum nl_os_mode *mode)
 
 const char *nl_os_mode_names(void)
 {
-	return "linux, linux-ideal, linux-nonuma, none";
+	static char buf[64];
+
+	if (!buf[0]) /* alphabetical: "linux, linux-ideal, linux-nonuma, none"
+		      */
+		nl_names_join(os_names, sizeof(os_names) / sizeof(os_names[0]),
+			      1, buf, sizeof(buf));
+	return buf;
 }
 
 /* The OS runs a thread within its affinity, numalot's pin aside. */

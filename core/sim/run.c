@@ -13,6 +13,7 @@
 #include "machine.h"
 #include "scenario.h"
 #include "search.h"
+#include "util.h"
 
 /*
  * Evaluations per climb, a bound so that a search always ends quickly
@@ -53,8 +54,11 @@ int nl_run_from_name(const char *name, enum nl_run_kind *k)
 
 const char *nl_run_names(void)
 {
-	return "imar2, lbma, monitor, static, linux, linux-nonuma, "
-	       "best-static, ideal-locality, imar2-paper, lbma-paper";
+	static char buf[256];
+
+	if (!buf[0])
+		nl_names_join(run_names, NL_RUN_COUNT, 0, buf, sizeof(buf));
+	return buf;
 }
 
 int nl_run_engine_policy(enum nl_run_kind k, enum nl_policy_kind *p)
