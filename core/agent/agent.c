@@ -7,15 +7,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <json-c/json.h>
-#include <pwd.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/file.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +22,6 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
-#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,117 +29,9 @@
 #include "activate.h"
 #include "conn.h"
 #include "leave.h"
-#include "rwrite.h"
+#include "log.h"
 #include "server.h"
 #include "util.h"
-
-static int log_level = NL_LOG_INFO, log_syslog;
-
-static const char *report_text(struct json_object *r)
-{
-	return json_object_to_json_string_ext(
-		r, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-			   JSON_C_TO_STRING_NOSLASHESCAPE);
-}
-
-void nl_log_setup(int level, int use_syslog)
-{
-	log_level = level;
-	log_syslog = use_syslog;
-	if (use_syslog)
-		openlog("numalotd", LOG_PID, LOG_DAEMON);
-}
-
-/*
- * Repeated warnings are rate-limited by their format (one kind of
- * message): at most LOG_BURST in LOG_WINDOW_S seconds, then a count of
- * what was left out. A peer cannot flood the log.
- */
-#define LOG_BURST 10
-#define LOG_WINDOW_S 10.0
-#define LOG_KINDS 64
-
-static struct {
-	const char *fmt;
-	double since;
-	unsigned n, dropped;
-} log_kinds[LOG_KINDS];
-
-/* 1: print it; 0: left out. *dropped: left out before this one. */
-static int log_allow(const char *fmt, unsigned *dropped)
-{
-	double now = nl_mono_s();
-	size_t h = ((uintptr_t)fmt >> 3) % LOG_KINDS;
-	*dropped = 0;
-	if (log_kinds[h].fmt != fmt ||
-	    now - log_kinds[h].since >= LOG_WINDOW_S) {
-		*dropped = log_kinds[h].fmt == fmt ? log_kinds[h].dropped : 0;
-		log_kinds[h].fmt = fmt;
-		log_kinds[h].since = now;
-		log_kinds[h].n = 0;
-		log_kinds[h].dropped = 0;
-	}
-	if (log_kinds[h].n >= LOG_BURST) {
-		log_kinds[h].dropped++;
-		return 0;
-	}
-	log_kinds[h].n++;
-	return 1;
-}
-
-void nl_log_escape(char *out, size_t len, const char *in)
-{
-	size_t n = 0;
-	for (; *in && n + 5 < len; in++) {
-		unsigned char c = (unsigned char)*in;
-		if (c < 0x20 || c == 0x7f || c == '\\')
-			n += (size_t)snprintf(out + n, len - n,
-					      c == '\\' ? "\\\\" : "\\x%02x",
-					      c);
-		else
-			out[n++] = (char)c;
-	}
-	out[n < len ? n : len - 1] = 0;
-}
-
-void nl_log(int level, const char *fmt, ...)
-{
-	static const char *const names[] = {"error", "warning", "info",
-					    "debug"};
-	static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
-	char raw[1024], msg[4096];
-	unsigned dropped = 0;
-	va_list ap;
-	if (level > log_level)
-		return;
-	if (level >= NL_LOG_WARNING && !log_allow(fmt, &dropped))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
-	/* Everything logged can hold what a peer sent: no control
-	 * characters, so that no one forges a line (or a terminal). */
-	nl_log_escape(msg, sizeof(msg), raw);
-	if (log_syslog) {
-		if (dropped)
-			syslog(prio[level], "(%u like the next left out)",
-			       dropped);
-		syslog(prio[level], "%s", msg);
-	} else {
-		char ts[32];
-		time_t t = time(NULL);
-		struct tm tm;
-		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S",
-			 localtime_r(&t, &tm));
-		if (dropped)
-			fprintf(stderr,
-				"%s numalotd[%d] %s: (%u like the next left "
-				"out)\n",
-				ts, (int)getpid(), names[level], dropped);
-		fprintf(stderr, "%s numalotd[%d] %s: %s\n", ts, (int)getpid(),
-			names[level], msg);
-	}
-}
 
 void nl_agent_config_default(struct nl_agent_config *c)
 {
@@ -158,66 +46,6 @@ void nl_agent_config_default(struct nl_agent_config *c)
 	c->log_level = NL_LOG_INFO;
 	c->force = -1;
 	c->ready_fd = -1;
-}
-
-void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
-			 struct json_object *report)
-{
-	char path[4096];
-	struct nl_write_as o = {.mode = 0640,
-				.timeout_ms = 5000,
-				.keep_data = 1,
-				.job = st->job,
-				.step = st->step};
-	int rc;
-
-	/* Only for steps root (slurmstepd) registered: a user cannot make
-	 * the agent write over a real job's site copy. */
-	if (!s->cfg->report_dir || !st->by_root)
-		return;
-	snprintf(path, sizeof(path), "%s/numalot-%u.%u.%s.json",
-		 s->cfg->report_dir, st->job, st->step, s->node);
-	rc = nl_write_report_as(path, report_text(report), &o);
-	if (rc && rc != EALREADY)
-		nl_log(NL_LOG_WARNING,
-		       "site report %s: %s (an older file there is left as "
-		       "it was)",
-		       path,
-		       rc == EEXIST ? "not our own regular file"
-				    : strerror(rc));
-}
-
-/* Hand a step's report to its user, at the path the plugin gave, written
- * as the user (an agent that stops before the step ends). */
-static void user_copy(struct nl_server *s, const struct nl_step *st,
-		      struct json_object *report)
-{
-	struct passwd *pw = getpwuid(st->uid);
-	struct nl_write_as o = {.uid = st->uid,
-				.gid = st->gid ? st->gid
-				       : pw    ? pw->pw_gid
-					       : 0,
-				.mode = 0644,
-				.timeout_ms = 5000,
-				.job = st->job,
-				.step = st->step};
-	gid_t groups[64];
-	int ng = 64, rc;
-
-	(void)s;
-	if (!st->by_root || !st->report[0])
-		return;
-	if (pw && getgrouplist(pw->pw_name, o.gid, groups, &ng) >= 0) {
-		o.groups = groups;
-		o.ngroups = ng;
-	}
-	rc = nl_write_report_as(st->report, report_text(report), &o);
-	if (rc)
-		nl_log(NL_LOG_WARNING, "report %s of job %u step %u: %s",
-		       st->report, st->job, st->step, strerror(rc));
-	else
-		nl_log(NL_LOG_INFO, "job %u step %u: report handed to %s",
-		       st->job, st->step, st->report);
 }
 
 /* The socket's folder must be root's (ours) and writable by nobody else:
@@ -655,7 +483,7 @@ int nl_agent_run(const struct nl_agent_config *c)
 				json_object_new_string(
 					"the agent stopped before "
 					"the step ended"));
-			user_copy(&s, &s.steps[0], r);
+			nl_server_user_copy(&s, &s.steps[0], r);
 			nl_server_site_copy(&s, &s.steps[0], r);
 		}
 		json_object_put(r);

@@ -3,6 +3,7 @@
 #define NUMALOT_AGENT_H
 
 #include "counters.h"
+#include "log.h"
 
 struct nl_agent_config {
 	const char *socket_path;
@@ -29,13 +30,5 @@ void nl_agent_config_default(struct nl_agent_config *c);
 
 /* Run the agent until idle exit or SIGTERM/SIGINT. Returns an exit status. */
 int nl_agent_run(const struct nl_agent_config *c);
-
-/* Logging for the agent (stderr with a timestamp, or syslog). */
-void nl_log_setup(int level, int use_syslog);
-void nl_log(int level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-enum { NL_LOG_ERROR, NL_LOG_WARNING, NL_LOG_INFO, NL_LOG_DEBUG };
-/* in, with control characters and backslashes escaped (\xNN), into out. */
-void nl_log_escape(char *out, size_t len, const char *in);
 
 #endif

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "util.h"
 
 static void drop(struct conn_set *cs, struct conn *c)

@@ -5,14 +5,18 @@
 #include "server.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <json-c/json.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "procfs.h"
+#include "rwrite.h"
 #include "util.h"
 #include "real.h"
 #include "version.h"
@@ -495,4 +499,69 @@ char *nl_server_handle(struct nl_server *s, const struct nl_peer *peer,
 		json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN));
 	json_object_put(reply);
 	return out;
+}
+
+static const char *report_text(struct json_object *r)
+{
+	return json_object_to_json_string_ext(
+		r, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+			   JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
+			 struct json_object *report)
+{
+	char path[4096];
+	struct nl_write_as o = {.mode = 0640,
+				.timeout_ms = 5000,
+				.keep_data = 1,
+				.job = st->job,
+				.step = st->step};
+	int rc;
+
+	/* Only for steps root (slurmstepd) registered: a user cannot make
+	 * the agent write over a real job's site copy. */
+	if (!s->cfg->report_dir || !st->by_root)
+		return;
+	snprintf(path, sizeof(path), "%s/numalot-%u.%u.%s.json",
+		 s->cfg->report_dir, st->job, st->step, s->node);
+	rc = nl_write_report_as(path, report_text(report), &o);
+	if (rc && rc != EALREADY)
+		nl_log(NL_LOG_WARNING,
+		       "site report %s: %s (an older file there is left as "
+		       "it was)",
+		       path,
+		       rc == EEXIST ? "not our own regular file"
+				    : strerror(rc));
+}
+
+void nl_server_user_copy(struct nl_server *s, const struct nl_step *st,
+			 struct json_object *report)
+{
+	struct passwd *pw = getpwuid(st->uid);
+	struct nl_write_as o = {.uid = st->uid,
+				.gid = st->gid ? st->gid
+				       : pw    ? pw->pw_gid
+					       : 0,
+				.mode = 0644,
+				.timeout_ms = 5000,
+				.job = st->job,
+				.step = st->step};
+	gid_t groups[64];
+	int ng = 64, rc;
+
+	(void)s;
+	if (!st->by_root || !st->report[0])
+		return;
+	if (pw && getgrouplist(pw->pw_name, o.gid, groups, &ng) >= 0) {
+		o.groups = groups;
+		o.ngroups = ng;
+	}
+	rc = nl_write_report_as(st->report, report_text(report), &o);
+	if (rc)
+		nl_log(NL_LOG_WARNING, "report %s of job %u step %u: %s",
+		       st->report, st->job, st->step, strerror(rc));
+	else
+		nl_log(NL_LOG_INFO, "job %u step %u: report handed to %s",
+		       st->job, st->step, st->report);
 }

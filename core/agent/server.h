@@ -67,6 +67,10 @@ struct json_object *nl_server_step_report(struct nl_server *s,
 /* Write the site copy of a report into cfg->report_dir (if set). */
 void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
 			 struct json_object *report);
+/* Hand a step's report to its user, at the path the plugin gave, written
+ * as the user (an agent that stops before the step ends). */
+void nl_server_user_copy(struct nl_server *s, const struct nl_step *st,
+			 struct json_object *report);
 /* 1 when every task of the step has ended. */
 int nl_server_step_done(struct nl_server *s, const struct nl_step *st);
 /* Forget a step (its threads get their affinity back; its job's domain
