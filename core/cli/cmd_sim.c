@@ -33,25 +33,6 @@ static int parse_seed(const char *s, uint64_t *out)
 	return 0;
 }
 
-int nl_cli_run_option(const char *cmd, int argc, char **argv, int *i,
-		      struct nl_run_opts *o, int *missing)
-{
-	const char *v;
-	if ((v = nl_cli_option("param", argc, argv, i, missing)))
-		return nl_cli_param(cmd, &o->params, v) < 0 ? -1 : 1;
-	if (!(v = nl_cli_option("os", argc, argv, i, missing)))
-		return 0;
-	if (nl_os_mode_from_name(v, &o->os_mode) < 0) {
-		nl_cli_error(
-			cmd,
-			"unknown operating system model \"%s\" (valid: %s)", v,
-			nl_os_mode_names());
-		return -1;
-	}
-	o->os_set = 1;
-	return 1;
-}
-
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
 	const char *v;

@@ -1,5 +1,4 @@
 /* numalot: the command line. A thin main over the engine library. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,74 +6,6 @@
 
 #include "cli.h"
 #include "version.h"
-
-void nl_cli_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "numalot %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-const char *nl_cli_option(const char *name, int argc, char **argv, int *i,
-			  int *missing)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(name);
-
-	*missing = 0;
-	if (strncmp(a, "--", 2) || strncmp(a + 2, name, n))
-		return NULL;
-	if (a[2 + n] == '=')
-		return a + 3 + n;
-	if (a[2 + n])
-		return NULL;
-	if (*i + 1 >= argc) {
-		*missing = 1;
-		return NULL;
-	}
-	return argv[++*i];
-}
-
-int nl_cli_param(const char *cmd, struct nl_policy_params *p, const char *kv)
-{
-	char key[128], err[1024];
-	const char *eq = strchr(kv, '=');
-
-	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key)) {
-		nl_cli_error(cmd, "--param wants KEY=VALUE, not \"%s\"", kv);
-		return -1;
-	}
-	memcpy(key, kv, (size_t)(eq - kv));
-	key[eq - kv] = 0;
-	if (nl_policy_param_set(p, key, eq + 1, err, sizeof(err)) < 0) {
-		nl_cli_error(cmd, "%s", err);
-		return -1;
-	}
-	return 0;
-}
-
-int nl_cli_write_json(const char *cmd, const char *path, struct json_object *o)
-{
-	FILE *f = fopen(path, "w");
-	const char *text = json_object_to_json_string_ext(
-		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-			   JSON_C_TO_STRING_NOSLASHESCAPE);
-
-	if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0) {
-		nl_cli_error(cmd, "cannot write %s: %m", path);
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	if (fclose(f)) {
-		nl_cli_error(cmd, "cannot write %s: %m", path);
-		return -1;
-	}
-	return 0;
-}
 
 static void usage(FILE *f)
 {

@@ -1,0 +1,96 @@
+/* numalot command line: the helpers the subcommands share (cli.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "cli.h"
+#include "run.h"
+
+void nl_cli_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "numalot %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+const char *nl_cli_option(const char *name, int argc, char **argv, int *i,
+			  int *missing)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(name);
+
+	*missing = 0;
+	if (strncmp(a, "--", 2) || strncmp(a + 2, name, n))
+		return NULL;
+	if (a[2 + n] == '=')
+		return a + 3 + n;
+	if (a[2 + n])
+		return NULL;
+	if (*i + 1 >= argc) {
+		*missing = 1;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+int nl_cli_param(const char *cmd, struct nl_policy_params *p, const char *kv)
+{
+	char key[128], err[1024];
+	const char *eq = strchr(kv, '=');
+
+	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key)) {
+		nl_cli_error(cmd, "--param wants KEY=VALUE, not \"%s\"", kv);
+		return -1;
+	}
+	memcpy(key, kv, (size_t)(eq - kv));
+	key[eq - kv] = 0;
+	if (nl_policy_param_set(p, key, eq + 1, err, sizeof(err)) < 0) {
+		nl_cli_error(cmd, "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+int nl_cli_write_json(const char *cmd, const char *path, struct json_object *o)
+{
+	FILE *f = fopen(path, "w");
+	const char *text = json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+			   JSON_C_TO_STRING_NOSLASHESCAPE);
+
+	if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0) {
+		nl_cli_error(cmd, "cannot write %s: %m", path);
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	if (fclose(f)) {
+		nl_cli_error(cmd, "cannot write %s: %m", path);
+		return -1;
+	}
+	return 0;
+}
+
+int nl_cli_run_option(const char *cmd, int argc, char **argv, int *i,
+		      struct nl_run_opts *o, int *missing)
+{
+	const char *v;
+	if ((v = nl_cli_option("param", argc, argv, i, missing)))
+		return nl_cli_param(cmd, &o->params, v) < 0 ? -1 : 1;
+	if (!(v = nl_cli_option("os", argc, argv, i, missing)))
+		return 0;
+	if (nl_os_mode_from_name(v, &o->os_mode) < 0) {
+		nl_cli_error(
+			cmd,
+			"unknown operating system model \"%s\" (valid: %s)", v,
+			nl_os_mode_names());
+		return -1;
+	}
+	o->os_set = 1;
+	return 1;
+}
