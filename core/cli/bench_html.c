@@ -123,9 +123,10 @@ static void scenarios(FILE *f, const struct nl_bench *b)
 		fputs("</td><td class=\"s\">", f);
 		rv_esc(f, b->files[i]);
 		fputs("</td><td class=\"s\">", f);
-		for (int k = 0; k < b->sc[i]->nprocs; k++) {
+		struct nl_scenario_proc p;
+		for (int k = 0; nl_scenario_proc(b->sc[i], k, &p) == 0; k++) {
 			fputs(k ? ", " : "", f);
-			rv_esc(f, b->sc[i]->procs[k].name);
+			rv_esc(f, p.name);
 		}
 		fputs("</td></tr>\n", f);
 	}

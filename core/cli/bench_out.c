@@ -293,7 +293,7 @@ static struct json_object *run_json(const struct nl_bench *b, int i, int s,
 			       json_object_new_string(nl_run_name(b->pol[p])));
 	json_object_object_add(o, "seed",
 			       json_object_new_uint64(nl_bench_seed(s)));
-	for (int k = 0; k < b->sc[i]->nprocs; k++) {
+	for (int k = 0; k < nl_scenario_nprocs(b->sc[i]); k++) {
 		int done = r->end_s[k] >= 0;
 		json_object_array_add(
 			c, done ? json_object_new_double(r->end_s[k] -
@@ -398,10 +398,10 @@ int nl_bench_write_json(const struct nl_bench *b, const char *path)
 			json_object_new_string(nl_scenario_name(b->sc[i])));
 		json_object_object_add(x, "file",
 				       json_object_new_string(b->files[i]));
-		for (int k = 0; k < b->sc[i]->nprocs; k++)
+		struct nl_scenario_proc sp;
+		for (int k = 0; nl_scenario_proc(b->sc[i], k, &sp) == 0; k++)
 			json_object_array_add(names,
-					      json_object_new_string(
-						      b->sc[i]->procs[k].name));
+					      json_object_new_string(sp.name));
 		json_object_object_add(x, "processes", names);
 		json_object_array_add(scen, x);
 	}

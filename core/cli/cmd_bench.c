@@ -290,7 +290,7 @@ static void write_unit(FILE *f, const struct nl_bench *b, int u)
 			r->mean_completion_s, r->pages_migrated_bytes,
 			r->unfinished, r->migrations, r->os_migrations,
 			r->pages_moved_bytes);
-		for (int i = 0; i < b->sc[scen]->nprocs; i++)
+		for (int i = 0; i < nl_scenario_nprocs(b->sc[scen]); i++)
 			fprintf(f, " %a %a", r->start_s[i], r->end_s[i]);
 		fputc('\n', f);
 	}
@@ -324,7 +324,7 @@ static int read_line(struct nl_bench *b, char *line)
 		return -1;
 	scen = (int)v[0] / b->nseeds;
 	seed = (int)v[0] % b->nseeds;
-	np = b->sc[scen]->nprocs;
+	np = nl_scenario_nprocs(b->sc[scen]);
 	r.makespan_s = v[2];
 	r.mean_completion_s = v[3];
 	r.pages_migrated_bytes = v[4];

@@ -109,7 +109,8 @@ static const char *os_name(const struct nl_scenario *sc,
 {
 	if (a->run == NL_RUN_LINUX || a->run == NL_RUN_LINUX_NONUMA)
 		return nl_run_name(a->run);
-	return nl_os_mode_name(a->o.os_set ? a->o.os_mode : sc->os_mode);
+	return a->o.os_set ? nl_os_mode_name(a->o.os_mode)
+			   : nl_scenario_os_name(sc);
 }
 
 static void print_header(const struct nl_scenario *sc, const struct sim_args *a)
@@ -129,15 +130,16 @@ static void print_processes(const struct nl_scenario *sc,
 			    const struct nl_run_result *r)
 {
 	for (int i = 0; i < r->nprocs; i++) {
-		const struct nl_proc_spec *ps = &sc->procs[i];
-		int pid = 1000 * (i + 1);
+		struct nl_scenario_proc p;
 
+		if (nl_scenario_proc(sc, i, &p) < 0)
+			continue;
 		if (r->end_s[i] < 0)
-			printf("%-24s %7d %8d %13s\n", ps->name, pid,
-			       ps->nthreads, "unfinished");
+			printf("%-24s %7d %8d %13s\n", p.name, p.pid,
+			       p.nthreads, "unfinished");
 		else
-			printf("%-24s %7d %8d %13.3f\n", ps->name, pid,
-			       ps->nthreads, r->end_s[i]);
+			printf("%-24s %7d %8d %13.3f\n", p.name, p.pid,
+			       p.nthreads, r->end_s[i]);
 	}
 	if (r->unfinished)
 		printf("stopped at %.3f s (duration_s) with %d process%s "
@@ -156,12 +158,14 @@ static int scenario_jobs(const struct nl_scenario *sc, int *jobs)
 {
 	int n = 0;
 
-	for (int i = 0; i < sc->nprocs; i++) {
+	struct nl_scenario_proc p;
+
+	for (int i = 0; nl_scenario_proc(sc, i, &p) == 0; i++) {
 		int known = 0;
 		for (int k = 0; k < n; k++)
-			known |= jobs[k] == sc->procs[i].job;
+			known |= jobs[k] == p.job;
 		if (!known)
-			jobs[n++] = sc->procs[i].job;
+			jobs[n++] = p.job;
 	}
 	return n;
 }
@@ -171,13 +175,13 @@ static struct json_object *with_ceilings(struct json_object *r,
 					 const struct nl_scenario *sc)
 {
 	struct json_object *m, *c = json_object_new_object();
+	double peak, bandwidth;
 
-	json_object_object_add(
-		c, "peak_ops_per_s",
-		json_object_new_double(sc->params.peak_ops_per_s));
-	json_object_object_add(
-		c, "bandwidth_bytes_per_s",
-		json_object_new_double(sc->params.node_bandwidth_bytes_per_s));
+	nl_scenario_ceilings(sc, &peak, &bandwidth);
+	json_object_object_add(c, "peak_ops_per_s",
+			       json_object_new_double(peak));
+	json_object_object_add(c, "bandwidth_bytes_per_s",
+			       json_object_new_double(bandwidth));
 	json_object_object_add(
 		c, "source",
 		json_object_new_string("the model's machine parameters "
@@ -221,7 +225,7 @@ static int sim_engine(const struct nl_scenario *sc, const struct sim_args *a,
 	struct nl_engine *e = NULL;
 	struct nl_engine_summary tot = {0}, s;
 	struct nl_run_result r = {0};
-	int *jobs = calloc((size_t)sc->nprocs + 1, sizeof(int));
+	int *jobs = calloc((size_t)nl_scenario_nprocs(sc) + 1, sizeof(int));
 	int njobs, rc, status = NL_EXIT_FAIL;
 	char err[1024] = "";
 
@@ -280,8 +284,10 @@ static int write_baseline_report(const struct nl_scenario *sc,
 	json_object_object_add(o, "os", json_object_new_string(os_name(sc, a)));
 	for (int i = 0; i < r->nprocs; i++) {
 		struct json_object *p = json_object_new_object();
-		json_object_object_add(
-			p, "name", json_object_new_string(sc->procs[i].name));
+		struct nl_scenario_proc sp;
+		nl_scenario_proc(sc, i, &sp);
+		json_object_object_add(p, "name",
+				       json_object_new_string(sp.name));
 		json_object_object_add(p, "start_s",
 				       json_object_new_double(r->start_s[i]));
 		json_object_object_add(

@@ -61,7 +61,7 @@ static int init_proc(struct nl_model *m, int i, const struct nl_proc_spec *s,
 		size_t off =
 			(size_t)m->nprocs * n + (size_t)m->nthreads * 2 * n;
 
-		t->pid = 1000 * (i + 1);
+		t->pid = nl_sim_pid(i);
 		t->tid = t->pid + k;
 		t->proc = i;
 		t->state = NL_T_PENDING;
@@ -494,9 +494,10 @@ void nl_model_tick(struct nl_model *m)
 
 struct nl_model_thread *nl_model_thread(struct nl_model *m, int tid)
 {
-	int i = tid / 1000 - 1, k = tid % 1000;
+	int i = tid / NL_SIM_PID_STEP - 1, k = tid % NL_SIM_PID_STEP;
 
-	if (tid < 1000 || i >= m->nprocs || k >= m->procs[i].spec.nthreads)
+	if (tid < NL_SIM_PID_STEP || i >= m->nprocs ||
+	    k >= m->procs[i].spec.nthreads)
 		return NULL;
 	return &m->threads[m->procs[i].first_thread + k];
 }

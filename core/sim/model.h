@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <hwloc.h>
 
+#include "os_mode.h"
 #include "rng.h"
 #include "sample.h"
 #include "topology.h"
@@ -23,8 +24,12 @@ struct nl_machine;
 #define NL_LINE_BYTES 64.0
 /* Page size used to turn data footprints into node_pages(). */
 #define NL_PAGE_BYTES 4096.0
-/* Threads per process: tids are pid + k, pids 1000 apart. */
-#define NL_MAX_PROC_THREADS 999
+/*
+ * The simulated node's ids: process i of a scenario has pid
+ * NL_SIM_PID_STEP * (i + 1), its thread k the tid pid + k.
+ */
+#define NL_SIM_PID_STEP 1000
+#define NL_MAX_PROC_THREADS (NL_SIM_PID_STEP - 1)
 #define NL_MAX_PHASES 4
 /* Simulated times closer than this are the same instant (tick rounding). */
 #define NL_TIME_EPS 1e-9
@@ -138,29 +143,6 @@ struct nl_proc_spec {
 	char *cpus; /* allowed CPUs, OS numbers; NULL: all */
 	struct nl_kind kind;
 };
-
-/*
- * The operating system's treatment of threads that are not pinned, and of
- * pages (docs/machine-model.md, "Operating system"):
- * - NONE: a thread stays on the CPU it started on; pages never move.
- * - LINUX: fork balancing at start, the load balancer, and automatic NUMA
- *   balancing (thread placement towards data, private page migration).
- * - LINUX_NONUMA: the same without automatic NUMA balancing.
- * Fork balancing (the start placement) is the same under every mode.
- */
-enum nl_os_mode {
-	NL_OS_NONE,
-	NL_OS_LINUX, /* kernel-like: costs, limits, adaptive scanning */
-	NL_OS_LINUX_NONUMA,
-	NL_OS_LINUX_IDEAL, /* idealised NUMA balancing: exact, free, at once */
-};
-
-/* "none", "linux", "linux-nonuma", "linux-ideal"; NULL for a bad value. */
-const char *nl_os_mode_name(enum nl_os_mode mode);
-/* 0 and *mode, or -EINVAL for an unknown name. */
-int nl_os_mode_from_name(const char *name, enum nl_os_mode *mode);
-/* "linux, linux-nonuma, none" (for error messages). */
-const char *nl_os_mode_names(void);
 
 /* What nl_scenario_parse builds (opaque in scenario.h). */
 struct nl_scenario {
@@ -318,6 +300,22 @@ void nl_model_os_step(struct nl_model *m);
 /* Where the OS puts a thread given back its affinity: the nearest idle CPU
  * of it, else its first CPU. */
 int nl_model_os_home(const struct nl_model *m, const struct nl_model_thread *t);
+
+static inline int nl_sim_pid(int i)
+{
+	return NL_SIM_PID_STEP * (i + 1);
+}
+
+/* The index of process pid in m->procs, -1 when m has no such process. */
+static inline int nl_model_proc_index(const struct nl_model *m, int pid)
+{
+	int i = pid / NL_SIM_PID_STEP - 1;
+
+	return pid >= NL_SIM_PID_STEP && pid % NL_SIM_PID_STEP == 0 &&
+			       i < m->nprocs
+		       ? i
+		       : -1;
+}
 
 /* Thread by tid, NULL if unknown (any state). */
 struct nl_model_thread *nl_model_thread(struct nl_model *m, int tid);

@@ -14,12 +14,12 @@
 int nl_model_move_pages(struct nl_model *m, int pid, int from, int to,
 			double max_bytes, int interleaved_too, double *moved)
 {
-	int i = pid / 1000 - 1, n = m->topo->nnodes;
+	int i = nl_model_proc_index(m, pid), n = m->topo->nnodes;
 	struct nl_model_proc *pr;
 	double on = 0, f, bytes;
 
 	*moved = 0;
-	if (pid < 1000 || pid % 1000 || i >= m->nprocs)
+	if (i < 0)
 		return -ESRCH;
 	pr = &m->procs[i];
 	if (!pr->started || pr->done)

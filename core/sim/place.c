@@ -218,11 +218,11 @@ int nl_model_release(struct nl_model *m, int tid)
 
 int nl_model_node_pages(const struct nl_model *m, int pid, double *pages)
 {
-	int i = pid / 1000 - 1, n = m->topo->nnodes;
+	int i = nl_model_proc_index(m, pid), n = m->topo->nnodes;
 	const struct nl_model_proc *pr;
 	double mem;
 
-	if (pid < 1000 || pid % 1000 || i >= m->nprocs)
+	if (i < 0)
 		return -ESRCH;
 	pr = &m->procs[i];
 	memset(pages, 0, sizeof(double) * (size_t)n);

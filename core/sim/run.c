@@ -11,6 +11,7 @@
 
 #include "engine.h"
 #include "machine.h"
+#include "model.h"
 #include "scenario.h"
 #include "search.h"
 #include "util.h"

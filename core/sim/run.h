@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "os_mode.h"
 #include "policy.h"
 
 struct nl_engine;

@@ -760,3 +760,32 @@ double nl_scenario_duration(const struct nl_scenario *sc)
 {
 	return sc->duration_s;
 }
+
+const char *nl_scenario_os_name(const struct nl_scenario *sc)
+{
+	return nl_os_mode_name(sc->os_mode);
+}
+
+void nl_scenario_ceilings(const struct nl_scenario *sc, double *peak_ops_per_s,
+			  double *bandwidth_bytes_per_s)
+{
+	*peak_ops_per_s = sc->params.peak_ops_per_s;
+	*bandwidth_bytes_per_s = sc->params.node_bandwidth_bytes_per_s;
+}
+
+int nl_scenario_nprocs(const struct nl_scenario *sc)
+{
+	return sc->nprocs;
+}
+
+int nl_scenario_proc(const struct nl_scenario *sc, int i,
+		     struct nl_scenario_proc *out)
+{
+	if (i < 0 || i >= sc->nprocs)
+		return -EINVAL;
+	out->name = sc->procs[i].name;
+	out->job = sc->procs[i].job;
+	out->nthreads = sc->procs[i].nthreads;
+	out->pid = nl_sim_pid(i);
+	return 0;
+}

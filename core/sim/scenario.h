@@ -32,6 +32,24 @@ const char *nl_scenario_class(const struct nl_scenario *sc);
 const struct nl_topology *nl_scenario_topology(const struct nl_scenario *sc);
 /* Its "duration_s" cap on simulated time, 0 when it has none. */
 double nl_scenario_duration(const struct nl_scenario *sc);
+/* Its "os" (docs/scenarios.md): "linux" when it names none. */
+const char *nl_scenario_os_name(const struct nl_scenario *sc);
+/* The roofline's ceilings of its machine: peak ops/s per CPU and memory
+ * bandwidth per node (bytes/s). */
+void nl_scenario_ceilings(const struct nl_scenario *sc, double *peak_ops_per_s,
+			  double *bandwidth_bytes_per_s);
+
+/* Its processes, in the file's order. */
+int nl_scenario_nprocs(const struct nl_scenario *sc);
+struct nl_scenario_proc {
+	const char *name; /* owned by the scenario */
+	int job;
+	int nthreads;
+	int pid; /* the pid the simulated node gives it */
+};
+/* Process i (0 <= i < nprocs). 0, or -EINVAL for a bad i. */
+int nl_scenario_proc(const struct nl_scenario *sc, int i,
+		     struct nl_scenario_proc *out);
 
 /*
  * A simulated NUMA node running the scenario from time 0; noise and any

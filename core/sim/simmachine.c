@@ -136,7 +136,7 @@ static int sim_processes(struct nl_machine *m,
 		const struct nl_model_proc *pr = &md->procs[i];
 		struct nl_process_info *pi = &s->pinfo[i];
 
-		pi->pid = 1000 * (i + 1);
+		pi->pid = nl_sim_pid(i);
 		pi->job = pr->spec.job;
 		snprintf(pi->name, sizeof(pi->name), "%s", pr->spec.name);
 		pi->start_s = pr->started ? pr->start_s : pr->spec.start_s;
