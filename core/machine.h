@@ -99,6 +99,12 @@ struct nl_machine {
 	void *priv;
 };
 
+/*
+ * The distinct jobs of the processes p[0..n), in first-seen order, into
+ * jobs (room for n); returns how many.
+ */
+size_t nl_process_jobs(const struct nl_process_info *p, size_t n, int *jobs);
+
 static inline void nl_machine_destroy(struct nl_machine *m)
 {
 	if (m)

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "engine.h"
+#include "machine.h"
 #include "run.h"
 #include "scenario.h"
 
@@ -153,23 +154,6 @@ static void print_os_line(const struct nl_run_result *r)
 	       r->os_migrations, r->pages_migrated_bytes / (1 << 20));
 }
 
-/* The jobs of the scenario, each once (domain ids). */
-static int scenario_jobs(const struct nl_scenario *sc, int *jobs)
-{
-	int n = 0;
-
-	struct nl_scenario_proc p;
-
-	for (int i = 0; nl_scenario_proc(sc, i, &p) == 0; i++) {
-		int known = 0;
-		for (int k = 0; k < n; k++)
-			known |= jobs[k] == p.job;
-		if (!known)
-			jobs[n++] = p.job;
-	}
-	return n;
-}
-
 /* The model's roofline ceilings, for the report's pictures. */
 static struct json_object *with_ceilings(struct json_object *r,
 					 const struct nl_scenario *sc)
@@ -196,7 +180,7 @@ static struct json_object *with_ceilings(struct json_object *r,
 
 static int write_engine_report(const struct nl_scenario *sc,
 			       struct nl_engine *e, const char *path,
-			       const int *jobs, int njobs)
+			       const int *jobs, size_t njobs)
 {
 	struct json_object *r;
 	int rc;
@@ -206,7 +190,7 @@ static int write_engine_report(const struct nl_scenario *sc,
 	} else {
 		struct json_object *list = json_object_new_array();
 		r = json_object_new_object();
-		for (int k = 0; k < njobs; k++)
+		for (size_t k = 0; k < njobs; k++)
 			json_object_array_add(
 				list,
 				with_ceilings(nl_engine_report(e, jobs[k]),
@@ -225,24 +209,28 @@ static int sim_engine(const struct nl_scenario *sc, const struct sim_args *a,
 	struct nl_engine *e = NULL;
 	struct nl_engine_summary tot = {0}, s;
 	struct nl_run_result r = {0};
-	int *jobs = calloc((size_t)nl_scenario_nprocs(sc) + 1, sizeof(int));
-	int njobs, rc, status = NL_EXIT_FAIL;
+	const struct nl_process_info *p;
+	int *jobs = NULL, rc, status = NL_EXIT_FAIL;
+	size_t n, njobs = 0;
 	char err[1024] = "";
 
-	if (!jobs)
-		return NL_EXIT_FAIL;
-	njobs = scenario_jobs(sc, jobs);
 	rc = nl_run_engine(sc, pk, &a->o, a->seed, &m, &e, err, sizeof(err));
 	if (rc == 0)
 		rc = nl_run_result_fill(m, e, &r);
+	if (rc == 0)
+		rc = m->ops->processes(m, &p, &n);
+	if (rc == 0 && !(jobs = calloc(n + 1, sizeof(int))))
+		rc = -ENOMEM;
 	if (rc < 0) {
 		nl_cli_error(CMD, "%s", *err ? err : strerror(-rc));
 		status = rc == -EINVAL ? NL_EXIT_USAGE : NL_EXIT_FAIL;
 		goto out;
 	}
+	/* One domain a job (nl_run_engine). */
+	njobs = nl_process_jobs(p, n, jobs);
 	print_header(sc, a);
 	print_processes(sc, &r);
-	for (int k = 0; k < njobs; k++)
+	for (size_t k = 0; k < njobs; k++)
 		if (nl_engine_summary(e, jobs[k], &s) == 0) {
 			tot.periods += s.periods;
 			tot.migrations += s.migrations;

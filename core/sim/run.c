@@ -115,8 +115,8 @@ int nl_run_engine(const struct nl_scenario *sc, enum nl_policy_kind k,
 {
 	const struct nl_process_info *p;
 	struct nl_model_opts mo;
-	int *jobs = NULL, njobs = 0, rc;
-	size_t n;
+	int *jobs = NULL, rc;
+	size_t n, njobs = 0;
 
 	*e = NULL;
 	machine_opts(o, &mo);
@@ -129,23 +129,18 @@ int nl_run_engine(const struct nl_scenario *sc, enum nl_policy_kind k,
 	jobs = calloc(n + 1, sizeof(int));
 	if (!jobs)
 		rc = -ENOMEM;
+	else if (rc == 0)
+		njobs = nl_process_jobs(p, n, jobs);
 	/* One domain per job of the scenario, each under the policy. */
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		int known = 0;
+	for (size_t j = 0; rc == 0 && j < njobs; j++) {
 		char name[32];
 
-		for (int j = 0; j < njobs; j++)
-			known |= jobs[j] == p[i].job;
-		if (!known) {
-			snprintf(name, sizeof(name), "job %d", p[i].job);
-			rc = nl_engine_add_domain(*e, p[i].job, name, k,
-						  &o->params,
-						  seed + (uint64_t)p[i].job);
-			jobs[njobs++] = p[i].job;
-		}
-		if (rc == 0)
-			rc = nl_engine_add_process(*e, p[i].pid, p[i].job);
+		snprintf(name, sizeof(name), "job %d", jobs[j]);
+		rc = nl_engine_add_domain(*e, jobs[j], name, k, &o->params,
+					  seed + (uint64_t)jobs[j]);
 	}
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = nl_engine_add_process(*e, p[i].pid, p[i].job);
 	free(jobs);
 	if (rc == 0)
 		rc = nl_engine_run(*e);
@@ -154,21 +149,23 @@ int nl_run_engine(const struct nl_scenario *sc, enum nl_policy_kind k,
 	return rc;
 }
 
-/* Thread moves numalot made: a swap moves two threads. */
+/* Thread moves numalot made (a swap moves two threads), or -ENOMEM. */
 static int engine_moves(struct nl_engine *e, const struct nl_process_info *p,
 			size_t n)
 {
-	int moves = 0;
+	int moves = 0, *jobs = calloc(n + 1, sizeof(int));
+	size_t njobs;
 
-	for (size_t i = 0; i < n; i++) {
+	if (!jobs)
+		return -ENOMEM;
+	njobs = nl_process_jobs(p, n, jobs);
+	for (size_t j = 0; j < njobs; j++) {
 		struct nl_engine_summary s;
-		int seen = 0;
 
-		for (size_t j = 0; j < i; j++)
-			seen |= p[j].job == p[i].job;
-		if (!seen && nl_engine_summary(e, p[i].job, &s) == 0)
+		if (nl_engine_summary(e, jobs[j], &s) == 0)
 			moves += s.migrations + 2 * s.swaps + s.rollbacks;
 	}
+	free(jobs);
 	return moves;
 }
 
@@ -212,6 +209,11 @@ int nl_run_result_fill(struct nl_machine *m, struct nl_engine *e,
 	for (int x = 0; x < md->nthreads; x++)
 		r->final_cpu[x] = md->threads[x].cpu;
 	r->migrations = e ? engine_moves(e, p, n) : 0;
+	if (r->migrations < 0) {
+		rc = r->migrations;
+		nl_run_result_free(r);
+		return rc;
+	}
 	r->os_migrations = md->os_moves;
 	r->pages_migrated_bytes = md->pages_migrated_bytes;
 	r->pages_moved_bytes = md->pages_moved_bytes;
