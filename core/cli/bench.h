@@ -13,32 +13,21 @@
 
 struct nl_scenario;
 
-/* One run as the bench keeps it. */
-struct nl_bench_run {
-	double makespan_s;
-	double mean_completion_s;
-	double pages_migrated_bytes;
-	double pages_moved_bytes; /* by numalot */
-	int unfinished;
-	int migrations;
-	int os_migrations;
-	double *start_s; /* [nprocs of the scenario] */
-	double *end_s;	 /* < 0: unfinished */
-};
-
 struct nl_bench {
 	int nscen, npol, nseeds;
 	struct nl_scenario **sc;
-	const char **files;	   /* as given */
-	enum nl_run_kind *pol;	   /* in column order */
-	int ilinux, ibest;	   /* columns of the references */
-	struct nl_bench_run *runs; /* [scenario][seed][policy] */
+	const char **files;    /* as given */
+	enum nl_run_kind *pol; /* in column order */
+	int ilinux, ibest;     /* columns of the references */
+	/* [scenario][seed][policy]; a run read back from a job has no
+	 * final_cpu */
+	struct nl_run_result *runs;
 	int jobs;
 	double wall_s;
 };
 
-static inline struct nl_bench_run *nl_bench_at(const struct nl_bench *b,
-					       int scen, int seed, int pol)
+static inline struct nl_run_result *nl_bench_at(const struct nl_bench *b,
+						int scen, int seed, int pol)
 {
 	return &b->runs[((size_t)scen * b->nseeds + seed) * b->npol + pol];
 }
@@ -77,6 +66,11 @@ int nl_bench_class_stats(const struct nl_bench *b, const char *klass, int pol,
 int nl_bench_classes(const struct nl_bench *b, const char **out, int max);
 
 void nl_bench_print(const struct nl_bench *b, FILE *f);
+/* One run as JSON: what the bench's file holds for it, and what numalot
+ * sim's report of a baseline starts from. */
+struct json_object *nl_bench_run_json(const char *scenario, enum nl_run_kind k,
+				      uint64_t seed,
+				      const struct nl_run_result *r);
 /* 0, or -1 after printing why. */
 int nl_bench_write_json(const struct nl_bench *b, const char *path);
 int nl_bench_write_svg(const struct nl_bench *b, const char *path);

@@ -18,7 +18,7 @@
 /* "More than 2% worse" (docs/evaluation.md). */
 #define WORSE_BEYOND -0.02
 
-static double metric(const struct nl_bench_run *r, enum nl_bench_metric m)
+static double metric(const struct nl_run_result *r, enum nl_bench_metric m)
 {
 	return m == NL_BENCH_MAKESPAN ? r->makespan_s : r->mean_completion_s;
 }
@@ -278,29 +278,26 @@ static struct json_object *stats_json(const struct nl_bench_stats *s, int gap)
 	return o;
 }
 
-static struct json_object *run_json(const struct nl_bench *b, int i, int s,
-				    int p)
+struct json_object *nl_bench_run_json(const char *scenario, enum nl_run_kind k,
+				      uint64_t seed,
+				      const struct nl_run_result *r)
 {
-	const struct nl_bench_run *r = nl_bench_at(b, i, s, p);
 	struct json_object *o = json_object_new_object();
 	struct json_object *c = json_object_new_array();
 	struct json_object *e = json_object_new_array();
 
-	json_object_object_add(
-		o, "scenario",
-		json_object_new_string(nl_scenario_name(b->sc[i])));
+	json_object_object_add(o, "scenario", json_object_new_string(scenario));
 	json_object_object_add(o, "policy",
-			       json_object_new_string(nl_run_name(b->pol[p])));
-	json_object_object_add(o, "seed",
-			       json_object_new_uint64(nl_bench_seed(s)));
-	for (int k = 0; k < nl_scenario_nprocs(b->sc[i]); k++) {
-		int done = r->end_s[k] >= 0;
+			       json_object_new_string(nl_run_name(k)));
+	json_object_object_add(o, "seed", json_object_new_uint64(seed));
+	for (int i = 0; i < r->nprocs; i++) {
+		int done = r->end_s[i] >= 0;
 		json_object_array_add(
-			c, done ? json_object_new_double(r->end_s[k] -
-							 r->start_s[k])
+			c, done ? json_object_new_double(r->end_s[i] -
+							 r->start_s[i])
 				: NULL);
 		json_object_array_add(
-			e, done ? json_object_new_double(r->end_s[k]) : NULL);
+			e, done ? json_object_new_double(r->end_s[i]) : NULL);
 	}
 	json_object_object_add(o, "completion_s", c);
 	json_object_object_add(o, "end_s", e);
@@ -409,8 +406,12 @@ int nl_bench_write_json(const struct nl_bench *b, const char *path)
 	for (int i = 0; i < b->nscen; i++)
 		for (int s = 0; s < b->nseeds; s++)
 			for (int p = 0; p < b->npol; p++)
-				json_object_array_add(runs,
-						      run_json(b, i, s, p));
+				json_object_array_add(
+					runs,
+					nl_bench_run_json(
+						nl_scenario_name(b->sc[i]),
+						b->pol[p], nl_bench_seed(s),
+						nl_bench_at(b, i, s, p)));
 	json_object_object_add(o, "runs", runs);
 	json_object_object_add(o, "summary", summary_json(b));
 	rc = nl_cli_write_json(CMD, path, o);

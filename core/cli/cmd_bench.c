@@ -240,26 +240,6 @@ static int load_scenarios(const struct bench_args *a, struct nl_bench *b)
 	return 0;
 }
 
-static int copy_run(struct nl_bench_run *d, const struct nl_run_result *r)
-{
-	size_t n = (size_t)r->nprocs + 1;
-
-	d->makespan_s = r->makespan_s;
-	d->mean_completion_s = r->mean_completion_s;
-	d->pages_migrated_bytes = r->pages_migrated_bytes;
-	d->pages_moved_bytes = r->pages_moved_bytes;
-	d->unfinished = r->unfinished;
-	d->migrations = r->migrations;
-	d->os_migrations = r->os_migrations;
-	d->start_s = malloc(n * sizeof(double));
-	d->end_s = malloc(n * sizeof(double));
-	if (!d->start_s || !d->end_s)
-		return -ENOMEM;
-	memcpy(d->start_s, r->start_s, n * sizeof(double));
-	memcpy(d->end_s, r->end_s, n * sizeof(double));
-	return 0;
-}
-
 /* Every policy of unit u (scenario u / nseeds, seed u % nseeds). */
 static int run_unit(struct nl_bench *b, const struct nl_run_opts *o, int u,
 		    char *err, size_t errlen)
@@ -272,7 +252,8 @@ static int run_unit(struct nl_bench *b, const struct nl_run_opts *o, int u,
 		const struct nl_run_result *r;
 		rc = nl_runs_get(rs, b->pol[p], &r, err, errlen);
 		if (rc == 0)
-			rc = copy_run(nl_bench_at(b, scen, seed, p), r);
+			rc = nl_run_result_copy(nl_bench_at(b, scen, seed, p),
+						r);
 	}
 	nl_runs_free(rs);
 	return rc;
@@ -285,7 +266,7 @@ static void write_unit(FILE *f, const struct nl_bench *b, int u)
 	int scen = u / b->nseeds, seed = u % b->nseeds;
 
 	for (int p = 0; p < b->npol; p++) {
-		const struct nl_bench_run *r = nl_bench_at(b, scen, seed, p);
+		const struct nl_run_result *r = nl_bench_at(b, scen, seed, p);
 		fprintf(f, "R %d %d %a %a %a %d %d %d %a", u, p, r->makespan_s,
 			r->mean_completion_s, r->pages_migrated_bytes,
 			r->unfinished, r->migrations, r->os_migrations,
@@ -310,7 +291,7 @@ static int next_number(char **save, double *v)
 static int read_line(struct nl_bench *b, char *line)
 {
 	char *save = NULL, *tok = strtok_r(line, " \n", &save);
-	struct nl_bench_run r = {0};
+	struct nl_run_result r = {0};
 	int scen, seed, np;
 	double v[9];
 
@@ -325,6 +306,7 @@ static int read_line(struct nl_bench *b, char *line)
 	scen = (int)v[0] / b->nseeds;
 	seed = (int)v[0] % b->nseeds;
 	np = nl_scenario_nprocs(b->sc[scen]);
+	r.nprocs = np;
 	r.makespan_s = v[2];
 	r.mean_completion_s = v[3];
 	r.pages_migrated_bytes = v[4];
@@ -438,10 +420,8 @@ static void bench_free(struct nl_bench *b)
 {
 	if (b->runs)
 		for (size_t i = 0; i < (size_t)b->nscen * b->nseeds * b->npol;
-		     i++) {
-			free(b->runs[i].start_s);
-			free(b->runs[i].end_s);
-		}
+		     i++)
+			nl_run_result_free(&b->runs[i]);
 	free(b->runs);
 	for (int i = 0; b->sc && i < b->nscen; i++)
 		nl_scenario_free(b->sc[i]);

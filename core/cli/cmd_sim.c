@@ -7,6 +7,7 @@
 
 #include <json-c/json.h>
 
+#include "bench.h"
 #include "cli.h"
 #include "engine.h"
 #include "machine.h"
@@ -254,52 +255,23 @@ out:
 	return status;
 }
 
-/* A baseline's report: what a bench run records, and its placement. */
+/* A baseline's report: what a bench run records, the OS model under it,
+ * the processes' names and the placement. */
 static int write_baseline_report(const struct nl_scenario *sc,
 				 const struct sim_args *a,
 				 const struct nl_run_result *r)
 {
-	struct json_object *o = json_object_new_object();
-	struct json_object *procs = json_object_new_array();
+	struct json_object *o =
+		nl_bench_run_json(nl_scenario_name(sc), a->run, a->seed, r);
+	struct json_object *names = json_object_new_array();
 	struct json_object *place = json_object_new_array();
+	struct nl_scenario_proc p;
 	int rc;
 
-	json_object_object_add(o, "scenario",
-			       json_object_new_string(nl_scenario_name(sc)));
-	json_object_object_add(o, "policy",
-			       json_object_new_string(nl_run_name(a->run)));
-	json_object_object_add(o, "seed", json_object_new_uint64(a->seed));
 	json_object_object_add(o, "os", json_object_new_string(os_name(sc, a)));
-	for (int i = 0; i < r->nprocs; i++) {
-		struct json_object *p = json_object_new_object();
-		struct nl_scenario_proc sp;
-		nl_scenario_proc(sc, i, &sp);
-		json_object_object_add(p, "name",
-				       json_object_new_string(sp.name));
-		json_object_object_add(p, "start_s",
-				       json_object_new_double(r->start_s[i]));
-		json_object_object_add(
-			p, "end_s",
-			r->end_s[i] < 0 ? NULL
-					: json_object_new_double(r->end_s[i]));
-		json_object_object_add(
-			p, "completion_s",
-			r->end_s[i] < 0 ? NULL
-					: json_object_new_double(
-						  r->end_s[i] - r->start_s[i]));
-		json_object_array_add(procs, p);
-	}
-	json_object_object_add(o, "processes", procs);
-	json_object_object_add(o, "makespan_s",
-			       json_object_new_double(r->makespan_s));
-	json_object_object_add(o, "mean_completion_s",
-			       json_object_new_double(r->mean_completion_s));
-	json_object_object_add(o, "unfinished",
-			       json_object_new_int(r->unfinished));
-	json_object_object_add(o, "os_migrations",
-			       json_object_new_int(r->os_migrations));
-	json_object_object_add(o, "pages_migrated_bytes",
-			       json_object_new_double(r->pages_migrated_bytes));
+	for (int i = 0; nl_scenario_proc(sc, i, &p) == 0; i++)
+		json_object_array_add(names, json_object_new_string(p.name));
+	json_object_object_add(o, "processes", names);
 	for (int x = 0; x < r->nthreads; x++)
 		json_object_array_add(place,
 				      json_object_new_int(r->final_cpu[x]));

@@ -341,7 +341,7 @@ static int climb_and_run(struct nl_runs *rs, int ideal, int *const *starts,
 	return rc;
 }
 
-static int copy_result(struct nl_run_result *dst,
+int nl_run_result_copy(struct nl_run_result *dst,
 		       const struct nl_run_result *src)
 {
 	size_t np = (size_t)src->nprocs + 1, nt = (size_t)src->nthreads + 1;
@@ -385,7 +385,7 @@ static int run_best_static(struct nl_runs *rs, struct nl_run_result *out,
 		return rc;
 	rc = nl_runs_get(rs, NL_RUN_STATIC, &r, err, errlen);
 	if (rc == 0)
-		rc = copy_result(out, r);
+		rc = nl_run_result_copy(out, r);
 	if (rc < 0)
 		return rc;
 	out->migrations = 0;
@@ -417,7 +417,7 @@ static int run_ideal(struct nl_runs *rs, struct nl_run_result *out, char *err,
 	memset(out, 0, sizeof(*out));
 	rc = nl_runs_get(rs, NL_RUN_BEST_STATIC, &bs, err, errlen);
 	if (rc == 0)
-		rc = copy_result(out, bs);
+		rc = nl_run_result_copy(out, bs);
 	if (rc < 0)
 		return rc;
 	starts[0] = bs->final_cpu;

@@ -76,6 +76,9 @@ struct nl_run_result {
 };
 
 void nl_run_result_free(struct nl_run_result *r);
+/* A deep copy of src into dst. 0 or -ENOMEM (dst then empty). */
+int nl_run_result_copy(struct nl_run_result *dst,
+		       const struct nl_run_result *src);
 
 /*
  * Run an engine policy to the end on a fresh simulated machine: one
