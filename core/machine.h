@@ -7,6 +7,7 @@
 #define NUMALOT_MACHINE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <hwloc.h>
 
 #include "sample.h"
@@ -34,6 +35,28 @@ struct nl_process_info {
 	/* where numalot may place its threads: "cgroup v2 cpuset /...",
 	 * "the scenario's cpus", ... (docs/algorithms.md) */
 	char limit[96];
+};
+
+/* How to take a process over (add_process). */
+struct nl_proc_opts {
+	int job; /* its job (migration domain) id, in nl_process_info */
+	/*
+	 * The process is a fork of the registering program that has not run
+	 * its own program yet (a Slurm task before exec): take its threads
+	 * over only once it has exec'd, when its binding and user are final.
+	 */
+	int wait_exec;
+	/* Every uid of the process must be this one, at take-over and every
+	 * period after; when it stops being so, numalot lets go of it. */
+	int check_uid;
+	uid_t uid;
+};
+
+/* Who a process is: what the agent checks before it asks for one. */
+struct nl_proc_owner {
+	int ppid;    /* its parent */
+	uid_t uid;   /* its real uid */
+	int one_uid; /* every uid (real, effective, saved, filesystem) is uid */
 };
 
 struct nl_machine;
@@ -78,8 +101,21 @@ struct nl_machine_ops {
 	 */
 	int (*move_pages)(struct nl_machine *m, int pid, int from, int to,
 			  double max_bytes, int flags, double *moved);
+	/*
+	 * Manage process pid (optional, may be NULL): it is listed by
+	 * processes() and its threads by threads() from now on. It is known
+	 * by its pid and its start time: a pid reused by another process is
+	 * not it. 0, or -ESRCH (no such process), -EPERM (the caller may not
+	 * act on it, or check_uid and it is not o->uid's), -EEXIST (already
+	 * managed), with err set.
+	 */
+	int (*add_process)(struct nl_machine *m, int pid,
+			   const struct nl_proc_opts *o, char *err,
+			   size_t errlen);
 	/* Stop managing pid and forget its threads (optional, may be NULL). */
 	int (*forget)(struct nl_machine *m, int pid);
+	/* Who pid is (optional, may be NULL): 0, -ESRCH or a negative errno. */
+	int (*owner)(struct nl_machine *m, int pid, struct nl_proc_owner *out);
 	void (*destroy)(struct nl_machine *m);
 	/*
 	 * Optional (may be NULL): like threads, but refresh and return only

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "procfs.h"
 #include "rwrite.h"
 #include "util.h"
 #include "real.h"
@@ -273,6 +272,17 @@ static int site_policy(struct nl_server *s, enum nl_policy_kind *k, char *notes,
 	return 0;
 }
 
+/* 0 when every uid of pid is uid, -EPERM when not, -ESRCH or -errno. */
+static int owned_by(struct nl_server *s, int pid, uid_t uid)
+{
+	struct nl_proc_owner who;
+	int rc = s->machine->ops->owner(s->machine, pid, &who);
+
+	if (rc < 0)
+		return rc;
+	return who.one_uid && who.uid == uid ? 0 : -EPERM;
+}
+
 static struct json_object *do_register(struct nl_server *s,
 				       const struct nl_peer *peer,
 				       const struct nl_request *q)
@@ -280,7 +290,7 @@ static struct json_object *do_register(struct nl_server *s,
 	char err[512], notes[512] = "";
 	enum nl_policy_kind k;
 	struct nl_policy_params params;
-	struct nl_task_stat ts;
+	struct nl_proc_owner who;
 	struct json_object *fail;
 	int root = peer->uid == 0, rc;
 	/* Steps are keyed by user and by who registered them: nobody can
@@ -294,7 +304,7 @@ static struct json_object *do_register(struct nl_server *s,
 	if (!root && q->uid != peer->uid)
 		return refuse(peer, "permission",
 			      "a user may only register their own processes");
-	if (!root && (rc = nl_proc_owned_by(q->pid, peer->uid)) != 0)
+	if (!root && (rc = owned_by(s, q->pid, peer->uid)) != 0)
 		return rc == -ESRCH
 			       ? refuse(peer, "no-process", "no such process")
 			       : refuse(peer, "permission",
@@ -317,7 +327,7 @@ static struct json_object *do_register(struct nl_server *s,
 	if (!st && step_params(s, q, &params, notes, sizeof(notes), err,
 			       sizeof(err)) < 0)
 		return refuse(peer, "bad-request", err);
-	if (nl_proc_read_stat(q->pid, q->pid, &ts) < 0)
+	if (s->machine->ops->owner(s->machine, q->pid, &who) < 0)
 		return refuse(peer, "no-process", "no such process");
 	/* A Slurm task is registered by its slurmstepd before it execs: it
 	 * is taken over once it runs the user's program, bound and as the
@@ -325,11 +335,12 @@ static struct json_object *do_register(struct nl_server *s,
 	/* A step's processes carry its key as their job id in the machine,
 	 * and so do the children they start (which the machine follows). */
 	int key = st ? st->key : s->next_key;
-	struct nl_real_proc o = {.job = key,
-				 .wait_exec = root && ts.ppid == peer->pid,
+	struct nl_proc_opts o = {.job = key,
+				 .wait_exec = root && who.ppid == peer->pid,
 				 .check_uid = 1,
 				 .uid = q->uid};
-	rc = nl_real_add_process(s->machine, q->pid, &o, err, sizeof(err));
+	rc = s->machine->ops->add_process(s->machine, q->pid, &o, err,
+					  sizeof(err));
 	if (rc < 0)
 		return refuse(peer,
 			      rc == -EPERM    ? "permission"

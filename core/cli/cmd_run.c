@@ -207,9 +207,8 @@ static int attach_pids(const struct run_args *a, struct nl_machine *m)
 				     a->rest[i]);
 			return -1;
 		}
-		struct nl_real_proc o = {0};
-		int rc = nl_real_add_process(m, (pid_t)pid, &o, err,
-					     sizeof(err));
+		struct nl_proc_opts o = {0};
+		int rc = m->ops->add_process(m, (int)pid, &o, err, sizeof(err));
 		if (rc < 0 && rc != -EEXIST) {
 			nl_cli_error(a->cmd, "%s", err);
 			return -1;
@@ -324,8 +323,8 @@ static int run_or_attach(int argc, char **argv, const char *cmd)
 		sigprocmask(SIG_SETMASK, &a.sigmask, NULL);
 		if (pid < 0)
 			goto out;
-		struct nl_real_proc po = {0};
-		if (nl_real_add_process(m, pid, &po, err, sizeof(err)) < 0)
+		struct nl_proc_opts po = {0};
+		if (m->ops->add_process(m, pid, &po, err, sizeof(err)) < 0)
 			nl_cli_error(cmd, "not managing: %s", err);
 		manage(&a, m);
 		int w;

@@ -150,7 +150,7 @@ int nl_real_add_children(struct real *r, struct rproc *p, int all)
 	int job = p->info.job;
 	pid_t pid = p->info.pid;
 	/* Copies: adding a process may move r->procs, and p with it. */
-	struct nl_real_proc o = p->o;
+	struct nl_proc_opts o = p->o;
 
 	o.job = job;
 	o.wait_exec = 0;
@@ -174,7 +174,7 @@ int nl_real_add_children(struct real *r, struct rproc *p, int all)
 			if (end == s)
 				break;
 			if (c > 0 && !proc_of(r, (pid_t)c) &&
-			    nl_real_add_process(&r->m, (pid_t)c, &o, NULL, 0) ==
+			    nl_real_add_process(&r->m, (int)c, &o, NULL, 0) ==
 				    0)
 				inherit_limit(r, pid, (pid_t)c);
 		}
@@ -208,8 +208,8 @@ int nl_real_forget(struct nl_machine *m, int pid)
 	return 0;
 }
 
-int nl_real_add_process(struct nl_machine *m, pid_t pid,
-			const struct nl_real_proc *o, char *err, size_t errlen)
+int nl_real_add_process(struct nl_machine *m, int pid,
+			const struct nl_proc_opts *o, char *err, size_t errlen)
 {
 	struct real *r = R(m);
 	struct nl_task_stat st;
@@ -266,5 +266,23 @@ int nl_real_add_process(struct nl_machine *m, pid_t pid,
 	p->info.end_s = -1;
 	snprintf(p->info.name, sizeof(p->info.name), "%s", st.comm);
 	r->nprocs++;
+	return 0;
+}
+
+int nl_real_owner(struct nl_machine *m, int pid, struct nl_proc_owner *out)
+{
+	struct nl_task_stat st;
+	uid_t u[4];
+	int rc;
+
+	(void)m;
+	rc = nl_proc_read_stat(pid, pid, &st);
+	if (rc == 0)
+		rc = nl_proc_uids(pid, u);
+	if (rc < 0)
+		return rc;
+	out->ppid = st.ppid;
+	out->uid = u[0];
+	out->one_uid = u[1] == u[0] && u[2] == u[0] && u[3] == u[0];
 	return 0;
 }

@@ -39,33 +39,18 @@ int nl_real_create(const struct nl_topology *topo,
 		   const struct nl_real_options *o, struct nl_machine **out,
 		   char *err, size_t errlen);
 
-/* How to take a process over. */
-struct nl_real_proc {
-	int job;
-	/*
-	 * The process is a fork of the registering program that has not run
-	 * its own program yet (a Slurm task before exec): take its threads
-	 * over only once it has exec'd, when its binding and user are final.
-	 */
-	int wait_exec;
-	/* Every uid of the process must be this one, at take-over and every
-	 * period after; when it stops being so, numalot lets go of it. */
-	int check_uid;
-	uid_t uid;
-};
-
 /*
- * Manage process pid. Checks that it exists and that the caller may act
- * on it (root, or the same user). The process is known by its pid and its
- * start time: a pid reused by another process is not it. -ESRCH, -EPERM,
- * -EEXIST (already managed), with err set.
+ * Processes are added and forgotten through m->ops (machine.h): the real
+ * node's add_process checks that the process exists and that the caller
+ * may act on it (root, or the same user).
+ *
+ * The functions below take only a machine made by nl_real_create (another
+ * gets -EINVAL, or nothing done).
  */
-int nl_real_add_process(struct nl_machine *m, pid_t pid,
-			const struct nl_real_proc *o, char *err, size_t errlen);
 
 /*
  * Threads of pid measured with counters and measured from /proc only
- * (past the descriptor budget). 0 or -ESRCH.
+ * (past the descriptor budget). 0, -ESRCH, or -EINVAL.
  */
 int nl_real_budget_of(struct nl_machine *m, int pid, size_t *counted,
 		      size_t *uncounted);
@@ -74,8 +59,5 @@ int nl_real_budget_of(struct nl_machine *m, int pid, size_t *counted,
 void nl_real_budget(struct nl_machine *m, size_t *node, size_t *per_uid);
 /* Set it (per_uid 0: no limit per user); node is kept within RLIMIT_NOFILE. */
 void nl_real_set_budget(struct nl_machine *m, size_t node, size_t per_uid);
-
-/* The backend in use (never AUTO). */
-enum nl_backend nl_real_backend(const struct nl_machine *m);
 
 #endif

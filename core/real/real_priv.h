@@ -27,7 +27,7 @@ struct rthread {
 
 struct rproc {
 	struct nl_process_info info;
-	struct nl_real_proc o;
+	struct nl_proc_opts o;
 	unsigned long long start; /* start time: a reused pid is not it */
 	int pending;		  /* waiting for its exec (o.wait_exec) */
 	dev_t exe_dev;		  /* what it ran when registered */
@@ -67,6 +67,8 @@ struct real {
 	size_t nuids;
 };
 
+/* The machine's own state: for its own ops (core/real/ only; callers
+ * from outside are checked, realmachine.c). */
 static inline struct real *R(struct nl_machine *m)
 {
 	return m->priv;
@@ -93,7 +95,11 @@ void nl_real_check_pending(struct real *r, struct rproc *p);
 /* Manage the children p started (of its main thread; all: of every one
  * of its threads). */
 int nl_real_add_children(struct real *r, struct rproc *p, int all);
+/* machine.h's add_process, forget and owner. */
+int nl_real_add_process(struct nl_machine *m, int pid,
+			const struct nl_proc_opts *o, char *err, size_t errlen);
 int nl_real_forget(struct nl_machine *m, int pid);
+int nl_real_owner(struct nl_machine *m, int pid, struct nl_proc_owner *out);
 /* move_pages.c: move_pages(2) for a managed process (machine.h). */
 int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 		       double max_bytes, int flags, double *moved);

@@ -670,7 +670,9 @@ static const struct nl_machine_ops real_ops = {
 	.processes = r_processes,
 	.node_pages = r_node_pages,
 	.move_pages = nl_real_move_pages,
+	.add_process = nl_real_add_process,
 	.forget = nl_real_forget,
+	.owner = nl_real_owner,
 	.destroy = r_destroy,
 	.threads_of = r_threads_of,
 };
@@ -767,11 +769,19 @@ int nl_real_create(const struct nl_topology *topo,
 	return 0;
 }
 
+/* The real node behind m, NULL when m is another machine. */
+static struct real *real_of(const struct nl_machine *m)
+{
+	return m && m->ops == &real_ops ? m->priv : NULL;
+}
+
 int nl_real_budget_of(struct nl_machine *m, int pid, size_t *counted,
 		      size_t *uncounted)
 {
-	struct real *r = R(m);
+	struct real *r = real_of(m);
 	*counted = *uncounted = 0;
+	if (!r)
+		return -EINVAL;
 	if (!proc_of(r, pid))
 		return -ESRCH;
 	for (size_t i = 0; i < r->nth; i++)
@@ -786,19 +796,17 @@ int nl_real_budget_of(struct nl_machine *m, int pid, size_t *counted,
 
 void nl_real_budget(struct nl_machine *m, size_t *node, size_t *per_uid)
 {
-	*node = R(m)->max_counted;
-	*per_uid = R(m)->max_counted_per_uid;
+	struct real *r = real_of(m);
+	*node = r ? r->max_counted : 0;
+	*per_uid = r ? r->max_counted_per_uid : 0;
 }
 
 void nl_real_set_budget(struct nl_machine *m, size_t node, size_t per_uid)
 {
-	struct real *r = R(m);
+	struct real *r = real_of(m);
+	if (!r)
+		return;
 	if (node < r->max_counted)
 		r->max_counted = node;
 	r->max_counted_per_uid = per_uid;
-}
-
-enum nl_backend nl_real_backend(const struct nl_machine *m)
-{
-	return ((const struct real *)m->priv)->o.backend;
 }

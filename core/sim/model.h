@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <hwloc.h>
 
 #include "os_mode.h"
@@ -218,6 +219,9 @@ struct nl_model_opts {
 	const int *start_cpu;
 	int ideal_locality; /* data always on its thread's node, no cost */
 	int start_all;	    /* every process starts at time 0 (search) */
+	/* The machine (nl_sim_create_opts) manages no process until it is
+	 * added (add_process), as on an agent's node; else all of them. */
+	int unmanaged;
 };
 
 struct nl_model {
@@ -363,8 +367,28 @@ void nl_model_start_process(struct nl_model *m, struct nl_model_proc *pr);
  * failure. */
 struct nl_topology *nl_sim_topology_dup(const struct nl_topology *src);
 
-/* The model inside a machine made by nl_sim_create (NULL otherwise). */
+/* The model inside a machine made by nl_sim_create (NULL otherwise): for
+ * the files of the model and its tests; others use the machine's ops. */
 struct nl_model *nl_sim_model(struct nl_machine *m);
+/* What a simulated machine's OS and numalot did (nl_sim_stats). */
+struct nl_sim_stats {
+	int nthreads;		     /* of the scenario */
+	int os_moves;		     /* thread moves by the OS (a swap: 2) */
+	double pages_migrated_bytes; /* by the OS's NUMA balancing */
+	double pages_moved_bytes;    /* by numalot */
+};
+/*
+ * Fill out, and cpu (room for nthreads, or NULL) with the dense CPU each
+ * thread is on, in tid order (-1: never started). 0, or -EINVAL when m is
+ * not a simulated machine.
+ */
+int nl_sim_stats(struct nl_machine *m, struct nl_sim_stats *out, int *cpu);
+/*
+ * Who process pid is, for add_process's uid check and the owner op: its
+ * owner uid (root by default) and parent (1 by default). 0, -ESRCH, or
+ * -EINVAL when m is not a simulated machine.
+ */
+int nl_sim_set_owner(struct nl_machine *m, int pid, uid_t uid, int ppid);
 /* Choose how the simulated OS treats threads and pages. 0 or -EINVAL. */
 int nl_sim_set_os_mode(struct nl_machine *m, enum nl_os_mode mode);
 /* nl_sim_create with model options (o may be NULL). */

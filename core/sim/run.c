@@ -172,23 +172,23 @@ static int engine_moves(struct nl_engine *e, const struct nl_process_info *p,
 int nl_run_result_fill(struct nl_machine *m, struct nl_engine *e,
 		       struct nl_run_result *r)
 {
-	struct nl_model *md = nl_sim_model(m);
 	const struct nl_process_info *p;
+	struct nl_sim_stats st;
 	double now = m->ops->now(m), sum = 0;
 	size_t n;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
-	if (!md)
-		return -EINVAL;
-	rc = m->ops->processes(m, &p, &n);
+	rc = nl_sim_stats(m, &st, NULL);
+	if (rc == 0)
+		rc = m->ops->processes(m, &p, &n);
 	if (rc < 0)
 		return rc;
 	r->nprocs = (int)n;
-	r->nthreads = md->nthreads;
+	r->nthreads = st.nthreads;
 	r->start_s = calloc(n + 1, sizeof(double));
 	r->end_s = calloc(n + 1, sizeof(double));
-	r->final_cpu = calloc((size_t)md->nthreads + 1, sizeof(int));
+	r->final_cpu = calloc((size_t)st.nthreads + 1, sizeof(int));
 	if (!r->start_s || !r->end_s || !r->final_cpu) {
 		nl_run_result_free(r);
 		return -ENOMEM;
@@ -206,17 +206,16 @@ int nl_run_result_fill(struct nl_machine *m, struct nl_engine *e,
 		sum += end - r->start_s[i];
 	}
 	r->mean_completion_s = n ? sum / (double)n : 0;
-	for (int x = 0; x < md->nthreads; x++)
-		r->final_cpu[x] = md->threads[x].cpu;
+	nl_sim_stats(m, &st, r->final_cpu);
 	r->migrations = e ? engine_moves(e, p, n) : 0;
 	if (r->migrations < 0) {
 		rc = r->migrations;
 		nl_run_result_free(r);
 		return rc;
 	}
-	r->os_migrations = md->os_moves;
-	r->pages_migrated_bytes = md->pages_migrated_bytes;
-	r->pages_moved_bytes = md->pages_moved_bytes;
+	r->os_migrations = st.os_moves;
+	r->pages_migrated_bytes = st.pages_migrated_bytes;
+	r->pages_moved_bytes = st.pages_moved_bytes;
 	return 0;
 }
 

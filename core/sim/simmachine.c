@@ -1,7 +1,9 @@
 /*
  * numalot: the simulated NUMA node behind the engine's machine interface
  * (machine.h). The physics is model.c; this file adds what a real node's
- * samplers would show: counter noise, thread and process lists.
+ * samplers would show: counter noise, thread and process lists, and which
+ * processes are managed (all of them, or those added, as on an agent's
+ * node).
  */
 #include "model.h"
 
@@ -15,11 +17,20 @@
 #include "scenario.h"
 #include "util.h"
 
+/* The machine's view of one process of the model. */
+struct sim_proc {
+	int managed; /* listed by processes(), its threads by threads() */
+	int job;
+	uid_t uid; /* its owner: root unless nl_sim_set_owner says */
+	int ppid;
+};
+
 struct sim {
 	struct nl_machine m;
 	struct nl_model *model;
 	struct nl_thread_info *tinfo;  /* [model->nthreads] */
 	struct nl_process_info *pinfo; /* [model->nprocs] */
+	struct sim_proc *procs;	       /* [model->nprocs] */
 };
 
 static const struct nl_machine_ops sim_ops;
@@ -41,7 +52,7 @@ static int sim_threads(struct nl_machine *m, const struct nl_thread_info **out,
 		const struct nl_model_thread *t = &md->threads[x];
 		struct nl_thread_info *ti = &s->tinfo[k];
 
-		if (t->state != NL_T_RUNNING)
+		if (t->state != NL_T_RUNNING || !s->procs[t->proc].managed)
 			continue;
 		ti->tid = t->tid;
 		ti->pid = t->pid;
@@ -131,13 +142,17 @@ static int sim_processes(struct nl_machine *m,
 {
 	struct sim *s = sim_of(m);
 	struct nl_model *md = s->model;
+	size_t k = 0;
 
 	for (int i = 0; i < md->nprocs; i++) {
 		const struct nl_model_proc *pr = &md->procs[i];
-		struct nl_process_info *pi = &s->pinfo[i];
+		struct nl_process_info *pi = &s->pinfo[k];
 
+		if (!s->procs[i].managed)
+			continue;
+		k++;
 		pi->pid = nl_sim_pid(i);
-		pi->job = pr->spec.job;
+		pi->job = s->procs[i].job;
 		snprintf(pi->name, sizeof(pi->name), "%s", pr->spec.name);
 		pi->start_s = pr->started ? pr->start_s : pr->spec.start_s;
 		pi->end_s = pr->done ? pr->end_s : -1;
@@ -146,7 +161,60 @@ static int sim_processes(struct nl_machine *m,
 			 "the scenario's cpus for the process");
 	}
 	*out = s->pinfo;
-	*n = (size_t)md->nprocs;
+	*n = k;
+	return 0;
+}
+
+/* A process runs from its start to its end: before and after, there is
+ * no such process. */
+static int sim_running(struct sim *s, int i)
+{
+	return i >= 0 && s->model->procs[i].started && !s->model->procs[i].done;
+}
+
+static int sim_add_process(struct nl_machine *m, int pid,
+			   const struct nl_proc_opts *o, char *err,
+			   size_t errlen)
+{
+	struct sim *s = sim_of(m);
+	int i = nl_model_proc_index(s->model, pid);
+
+	if (i >= 0 && s->procs[i].managed)
+		return nl_errf(err, errlen, -EEXIST,
+			       "process %d is already managed", pid);
+	if (!sim_running(s, i))
+		return nl_errf(err, errlen, -ESRCH, "no process %d", pid);
+	/* There is no exec on the model: a process is taken over at once. */
+	if (o->check_uid && s->procs[i].uid != o->uid)
+		return nl_errf(err, errlen, -EPERM,
+			       "process %d does not belong to uid %u", pid,
+			       (unsigned)o->uid);
+	s->procs[i].managed = 1;
+	s->procs[i].job = o->job;
+	return 0;
+}
+
+static int sim_forget(struct nl_machine *m, int pid)
+{
+	struct sim *s = sim_of(m);
+	int i = nl_model_proc_index(s->model, pid);
+
+	if (i < 0 || !s->procs[i].managed)
+		return -ESRCH;
+	s->procs[i].managed = 0;
+	return 0;
+}
+
+static int sim_owner(struct nl_machine *m, int pid, struct nl_proc_owner *out)
+{
+	struct sim *s = sim_of(m);
+	int i = nl_model_proc_index(s->model, pid);
+
+	if (!sim_running(s, i))
+		return -ESRCH;
+	out->ppid = s->procs[i].ppid;
+	out->uid = s->procs[i].uid;
+	out->one_uid = 1;
 	return 0;
 }
 
@@ -169,6 +237,7 @@ static void sim_destroy(struct nl_machine *m)
 	nl_model_free(s->model);
 	free(s->tinfo);
 	free(s->pinfo);
+	free(s->procs);
 	free(s);
 }
 
@@ -182,6 +251,9 @@ static const struct nl_machine_ops sim_ops = {
 	.processes = sim_processes,
 	.node_pages = sim_node_pages,
 	.move_pages = sim_move_pages,
+	.add_process = sim_add_process,
+	.forget = sim_forget,
+	.owner = sim_owner,
 	.destroy = sim_destroy,
 };
 
@@ -250,13 +322,20 @@ int nl_sim_create_opts(const struct nl_scenario *sc, uint64_t seed,
 	}
 	s->tinfo = calloc((size_t)s->model->nthreads + 1, sizeof(*s->tinfo));
 	s->pinfo = calloc((size_t)s->model->nprocs + 1, sizeof(*s->pinfo));
-	if (!s->tinfo || !s->pinfo) {
+	s->procs = calloc((size_t)s->model->nprocs + 1, sizeof(*s->procs));
+	if (!s->tinfo || !s->pinfo || !s->procs) {
 		nl_model_free(s->model);
 		free(s->tinfo);
 		free(s->pinfo);
+		free(s->procs);
 		free(s);
 		return nl_errf(err, errlen, -ENOMEM, "sim: out of memory");
 	}
+	for (int i = 0; i < s->model->nprocs; i++)
+		s->procs[i] =
+			(struct sim_proc){.managed = !o || !o->unmanaged,
+					  .job = s->model->procs[i].spec.job,
+					  .ppid = 1};
 	s->m.ops = &sim_ops;
 	s->m.topo = s->model->topo;
 	s->m.backend = "model";
@@ -269,6 +348,33 @@ int nl_sim_create_opts(const struct nl_scenario *sc, uint64_t seed,
 struct nl_model *nl_sim_model(struct nl_machine *m)
 {
 	return m && m->ops == &sim_ops ? sim_of(m)->model : NULL;
+}
+
+int nl_sim_stats(struct nl_machine *m, struct nl_sim_stats *out, int *cpu)
+{
+	struct nl_model *md = nl_sim_model(m);
+
+	if (!md)
+		return -EINVAL;
+	out->nthreads = md->nthreads;
+	out->os_moves = md->os_moves;
+	out->pages_migrated_bytes = md->pages_migrated_bytes;
+	out->pages_moved_bytes = md->pages_moved_bytes;
+	for (int x = 0; cpu && x < md->nthreads; x++)
+		cpu[x] = md->threads[x].cpu;
+	return 0;
+}
+
+int nl_sim_set_owner(struct nl_machine *m, int pid, uid_t uid, int ppid)
+{
+	struct nl_model *md = nl_sim_model(m);
+	int i = md ? nl_model_proc_index(md, pid) : -1;
+
+	if (i < 0)
+		return md ? -ESRCH : -EINVAL;
+	sim_of(m)->procs[i].uid = uid;
+	sim_of(m)->procs[i].ppid = ppid;
+	return 0;
 }
 
 int nl_sim_set_os_mode(struct nl_machine *m, enum nl_os_mode mode)
