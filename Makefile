@@ -21,12 +21,14 @@ PKGS := hwloc json-c papi
 
 WARN := -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wundef -Wpointer-arith
-CFLAGS ?= -O2 -g
+# SAN=1: ASan+UBSan on top of the user's CFLAGS and LDFLAGS.
 ifeq ($(SAN),1)
-CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+CFLAGS ?= -O1 -g
+SAN_CFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
-LDFLAGS += -fsanitize=address,undefined
+SAN_LDFLAGS := -fsanitize=address,undefined
 endif
+CFLAGS ?= -O2 -g
 # Hardening: stack protector, FORTIFY_SOURCE where optimising (and not
 # already asked for by the caller's flags; not under the sanitizers),
 # full RELRO, position-independent executables.
@@ -41,7 +43,7 @@ endif
 LD_HARDEN := -Wl,-z,relro,-z,now
 SLURM_CPPFLAGS := $(if $(SLURM_PREFIX),-I$(SLURM_PREFIX)/include)
 NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SLURM_CPPFLAGS) \
-	-DNUMALOT_DATADIR='"$(PREFIX)/share/numalot"' -Icore -Icore/sim -Icore/real -Icore/agent -Ispank \
+	-DNUMALOT_DATADIR='"$(PREFIX)/share/numalot"' \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CPPFLAGS)
 NL_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lnuma -lm
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
@@ -49,24 +51,58 @@ TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 EXE_CFLAGS := -fPIE
 EXE_LDFLAGS := -pie $(LD_HARDEN) $(LDFLAGS)
 
-LIB_SRC := $(wildcard core/*.c core/sim/*.c core/real/*.c) \
-	$(filter-out core/agent/numalotd.c,$(wildcard core/agent/*.c)) spank/site.c
+# The folders (docs/architecture.md) and the headers each may take: the
+# engine only its own; the machines the engine's; the agent the real node
+# and the protocol; the command line everything but the agent; the plugin
+# the protocol only. Tests take everything.
+INC_core := -Icore
+INC_core/sim := -Icore -Icore/sim
+INC_core/real := -Icore -Icore/real
+INC_core/protocol := -Icore -Icore/protocol
+INC_core/agent := -Icore -Icore/real -Icore/protocol -Icore/agent
+INC_core/cli := -Icore -Icore/sim -Icore/real -Icore/protocol -Icore/cli
+INC_spank := -Icore -Icore/protocol -Ispank
+INC_tests := -Icore -Icore/sim -Icore/real -Icore/protocol -Icore/agent \
+	-Ispank -Itests/unit
+inc = $(INC_$(patsubst %/,%,$(dir $(1))))
+
+# libnumalot.a: the engine, the real node and the simulated one. (An
+# archive is made anew when the Makefile changes: its list may have.)
+LIB_SRC := $(wildcard core/*.c core/sim/*.c core/real/*.c)
+# The agent's socket protocol and report files written as their owner:
+# taken by the agent, the command line and the plugin alike.
+PROTO_SRC := $(wildcard core/protocol/*.c)
+# The agent's objects: numalotd only (and the tests).
+AGENT_SRC := $(filter-out core/agent/numalotd.c,$(wildcard core/agent/*.c))
 CLI_SRC := $(wildcard core/cli/*.c)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+PROTO_OBJ := $(PROTO_SRC:%.c=$(BUILD)/%.o)
+AGENT_OBJ := $(AGENT_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TESTS := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCHES := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 LIB := $(BUILD)/libnumalot.a
+PROTO_LIB := $(BUILD)/libnumalot-protocol.a
+AGENT_LIB := $(BUILD)/libnumalotd.a
+# Tests link every part; spank/site.c for the plugstack parser's tests.
+TEST_LINK := $(AGENT_LIB) $(PROTO_LIB) $(BUILD)/spank/site.o $(LIB)
 NUMALOT := $(BUILD)/numalot
-SPANK_SRC := spank/numalot.c spank/agentctl.c spank/site.c core/agent/protocol.c \
-	core/agent/rwrite.c core/util.c
+# The plugin: its own position-independent objects.
+SPANK_SRC := $(wildcard spank/*.c) $(PROTO_SRC) core/util.c
+SPANK_OBJ := $(SPANK_SRC:%.c=$(BUILD)/pic/%.o)
 SPANK := $(BUILD)/numalot.so
 NUMALOTD := $(BUILD)/numalotd
 WORKLOAD := $(BUILD)/numalot-workload
 UNITS := $(BUILD)/numalotd.service
+# libFuzzer targets (clang); make check runs them briefly.
+CLANG ?= clang
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 \
+	-D_GNU_SOURCE $(shell pkg-config --cflags json-c 2>/dev/null)
+FUZZ := $(BUILD)/fuzz/fuzz_protocol $(BUILD)/fuzz/fuzz_site
+FUZZ_BIN := $(if $(shell command -v $(CLANG) 2>/dev/null),$(FUZZ))
 
 .PHONY: all check test-bin run-tests clean install uninstall deps format \
 	bench demo fuzz format-check guest-check plugindir
@@ -81,36 +117,52 @@ $(BUILD)/core/cli/cmd_bench.o: $(PREFIX_STAMP)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(NL_CFLAGS) $(CFLAGS) $(EXE_CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(NL_CFLAGS) $(call inc,$<) $(CFLAGS) $(SAN_CFLAGS) \
+		$(EXE_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(LIB): $(LIB_OBJ)
+$(LIB): $(LIB_OBJ) Makefile
 	@rm -f $@
-	ar rcs $@ $^
+	ar rcs $@ $(filter %.o,$^)
 
-$(NUMALOT): $(CLI_OBJ) $(LIB)
-	$(CC) $(CFLAGS) $(EXE_LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(NL_LIBS)
+$(PROTO_LIB): $(PROTO_OBJ) Makefile
+	@rm -f $@
+	ar rcs $@ $(filter %.o,$^)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+$(AGENT_LIB): $(AGENT_OBJ) Makefile
+	@rm -f $@
+	ar rcs $@ $(filter %.o,$^)
+
+$(NUMALOT): $(CLI_OBJ) $(PROTO_LIB) $(LIB)
+	$(CC) $(CFLAGS) $(EXE_LDFLAGS) $(SAN_LDFLAGS) -o $@ $^ $(NL_LIBS)
+
+# Tests and benches are built from one file each, with -MMD too.
+$(TESTS): $(BUILD)/tests/%: tests/unit/%.c $(TEST_LINK)
 	@mkdir -p $(dir $@)
-	$(CC) $(NL_CFLAGS) -Itests/unit $(CFLAGS) $(EXE_CFLAGS) $(EXE_LDFLAGS) \
-		-o $@ $< $(LIB) $(NL_LIBS) $(TEST_LIBS)
+	$(CC) $(NL_CFLAGS) $(INC_tests) $(CFLAGS) $(SAN_CFLAGS) $(EXE_CFLAGS) \
+		$(EXE_LDFLAGS) $(SAN_LDFLAGS) -MMD -MP -MF $@.d -MT $@ -o $@ $< \
+		$(TEST_LINK) $(NL_LIBS) $(TEST_LIBS)
 
-$(BUILD)/bench/%: tests/bench/%.c $(LIB)
+$(BENCHES): $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(NL_CFLAGS) $(CFLAGS) $(EXE_CFLAGS) $(EXE_LDFLAGS) -o $@ $< \
+	$(CC) $(NL_CFLAGS) $(INC_core) $(CFLAGS) $(SAN_CFLAGS) $(EXE_CFLAGS) \
+		$(EXE_LDFLAGS) $(SAN_LDFLAGS) -MMD -MP -MF $@.d -MT $@ -o $@ $< \
 		$(LIB) $(NL_LIBS)
 
-$(NUMALOTD): $(BUILD)/core/agent/numalotd.o $(LIB)
-	$(CC) $(CFLAGS) $(EXE_LDFLAGS) -o $@ $< $(LIB) $(NL_LIBS)
+$(NUMALOTD): $(BUILD)/core/agent/numalotd.o $(AGENT_LIB) $(PROTO_LIB) $(LIB)
+	$(CC) $(CFLAGS) $(EXE_LDFLAGS) $(SAN_LDFLAGS) -o $@ $^ $(NL_LIBS)
 
 # The SPANK plugin: no -lslurm, the spank_* symbols come from the loader;
 # it exports only what Slurm looks up (spank/numalot.map).
-$(SPANK): $(SPANK_SRC) $(wildcard spank/*.h) core/agent/protocol.h \
-	core/agent/rwrite.h spank/numalot.map $(PREFIX_STAMP)
-	$(CC) $(NL_CFLAGS) -Ispank $(CFLAGS) -fPIC -shared $(LD_HARDEN) \
-		-Wl,--version-script=spank/numalot.map $(LDFLAGS) \
-		-DNUMALOT_AGENT_PATH='"$(PREFIX)/sbin/numalotd"' -o $@ \
-		$(SPANK_SRC) $(shell pkg-config --libs json-c)
+$(BUILD)/pic/%.o: %.c $(PREFIX_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NL_CFLAGS) $(call inc,$<) $(CFLAGS) -fPIC \
+		-DNUMALOT_AGENT_PATH='"$(PREFIX)/sbin/numalotd"' -MMD -MP \
+		-c -o $@ $<
+
+$(SPANK): $(SPANK_OBJ) spank/numalot.map
+	$(CC) $(CFLAGS) -shared $(LD_HARDEN) \
+		-Wl,--version-script=spank/numalot.map $(LDFLAGS) -o $@ \
+		$(SPANK_OBJ) $(shell pkg-config --libs json-c)
 
 # The systemd units, ExecStart= from PREFIX.
 $(UNITS): $(BUILD)/%: etc/%.in $(PREFIX_STAMP)
@@ -118,10 +170,22 @@ $(UNITS): $(BUILD)/%: etc/%.in $(PREFIX_STAMP)
 
 $(WORKLOAD): tests/workload/workload.c
 	@mkdir -p $(dir $@)
-	$(CC) $(NL_CFLAGS) $(CFLAGS) $(EXE_CFLAGS) $(EXE_LDFLAGS) -pthread \
-		-o $@ $<
+	$(CC) $(NL_CFLAGS) $(CFLAGS) $(SAN_CFLAGS) $(EXE_CFLAGS) $(EXE_LDFLAGS) \
+		$(SAN_LDFLAGS) -pthread -MMD -MP -MF $@.d -MT $@ -o $@ $<
 
-test-bin: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(TESTS)
+$(BUILD)/fuzz/fuzz_protocol: tests/fuzz/fuzz_protocol.c $(PROTO_SRC) \
+	core/util.c $(wildcard core/protocol/*.h) core/util.h
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) $(INC_core/protocol) -o $@ $< $(PROTO_SRC) \
+		core/util.c $(shell pkg-config --libs json-c)
+
+$(BUILD)/fuzz/fuzz_site: tests/fuzz/fuzz_site.c spank/site.c spank/site.h
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) $(INC_spank) -o $@ $< spank/site.c -lm
+
+# The plain pass runs the fuzz targets briefly (where clang is).
+test-bin: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(TESTS) \
+	$(if $(filter 1,$(SAN)),,$(FUZZ_BIN))
 
 run-tests: test-bin
 	NUMALOT=$(NUMALOT) WORKLOAD=$(WORKLOAD) BUILD=$(BUILD) SAN=$(SAN) \
@@ -198,7 +262,7 @@ deps:
 	@tools/deps.sh
 	@tests/guest/build.sh $(BUILD)/guest || [ $$? -eq 3 ]
 
-fuzz:
+fuzz: $(FUZZ_BIN)
 	tests/fuzz/run-fuzz.sh $(BUILD) $(or $(FUZZ_SECONDS),10)
 
 FORMAT_SRC = $(wildcard core/*.[ch] core/*/*.[ch] spank/*.[ch] tests/unit/*.[ch] \
@@ -213,6 +277,8 @@ format-check:
 	done; exit $$bad
 
 clean:
-	rm -rf build
+	rm -rf $(BUILD)
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/core/agent/numalotd.d
+-include $(LIB_OBJ:.o=.d) $(PROTO_OBJ:.o=.d) $(AGENT_OBJ:.o=.d) \
+	$(CLI_OBJ:.o=.d) $(BUILD)/core/agent/numalotd.d $(SPANK_OBJ:.o=.d) \
+	$(BUILD)/spank/site.d $(TESTS:=.d) $(BENCHES:=.d) $(WORKLOAD).d
