@@ -252,108 +252,145 @@ static int watch(int ep, int fd, void *mark)
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* What the event loop keeps between wake-ups. */
+struct loop {
+	struct nl_server *s;
+	struct listener *l;
+	struct conn_set cs;
+	int tfd, sfd;
+	int listening;	  /* the socket is watched (not paused) */
+	double resume_at; /* when to watch it again */
+	double idle_since;
+	double next_due; /* the engine's next step, INFINITY: none */
+};
+
+/* Out of descriptors: stop accepting for a moment, or epoll spins. */
+static void accept_one(struct loop *lp)
+{
+	int rc = conn_accept(&lp->cs, lp->l->fd);
+
+	if (rc != -EMFILE && rc != -ENFILE)
+		return;
+	nl_log(NL_LOG_WARNING, "accept: %s", strerror(-rc));
+	epoll_ctl(lp->cs.epoll_fd, EPOLL_CTL_DEL, lp->l->fd, NULL);
+	lp->listening = 0;
+	lp->resume_at = nl_mono_s() + 0.2;
+}
+
+/* One ready descriptor. 1: a signal says stop. */
+static int on_event(struct loop *lp, void *p)
+{
+	if (p == &signal_mark) {
+		struct signalfd_siginfo si;
+		if (read(lp->sfd, &si, sizeof(si)) > 0) {
+			nl_log(NL_LOG_INFO, "signal %u: stopping",
+			       si.ssi_signo);
+			return 1;
+		}
+	} else if (p == &listen_mark) {
+		accept_one(lp);
+	} else if (p == &timer_mark) {
+		uint64_t x;
+		if (read(lp->tfd, &x, sizeof(x)) < 0)
+			return 0;
+	} else {
+		conn_event(&lp->cs, p, lp->s);
+	}
+	return 0;
+}
+
+/*
+ * Step the engine when a period is due. The engine's clock is the
+ * machine's; lp->next_due is on the agent's (nl_mono_s).
+ */
+static void step_if_due(struct loop *lp, double now)
+{
+	struct nl_server *s = lp->s;
+	/* A step registered just now may be due before the others: wake for
+	 * whichever comes first. */
+	double soonest = nl_engine_next_due(s->engine) -
+			 s->machine->ops->now(s->machine);
+
+	if (!isfinite(lp->next_due))
+		lp->next_due = now; /* a first step: take it over */
+	else if (now + soonest < lp->next_due)
+		lp->next_due = now + soonest;
+	if (now < lp->next_due)
+		return;
+	double due = nl_engine_step_due(s->engine);
+	if (due < 0)
+		nl_log(NL_LOG_ERROR, "engine step: %s", strerror((int)-due));
+	lp->next_due = due < 0 || !isfinite(due)
+			       ? now + 1.0
+			       : now + (due - s->machine->ops->now(s->machine));
+	drop_stale(s, now);
+}
+
+/* With no step: 1 once idle for idle_exit_s (nobody talking to us). */
+static int idle_out(struct loop *lp, double now)
+{
+	double idle_exit = lp->s->cfg->idle_exit_s;
+
+	lp->next_due = INFINITY;
+	if (lp->cs.n > 0)
+		lp->idle_since = now; /* someone is talking to us */
+	if (idle_exit <= 0 || now - lp->idle_since < idle_exit)
+		return 0;
+	nl_log(NL_LOG_INFO, "idle for %.0f s: exiting", now - lp->idle_since);
+	return 1;
+}
+
 /*
  * The engine steps only when a period is due (never because a request
  * came in: a peer cannot make the agent work harder). Connections are
- * served as their bytes arrive, each within its deadline.
+ * served as their bytes arrive, each within its deadline. The timer wakes
+ * the loop at least every 0.5 s.
  */
 static int loop(struct nl_server *s, struct listener *l, int tfd, int sfd)
 {
-	int lfd = l->fd;
-	struct conn_set cs = {.epoll_fd = epoll_create1(EPOLL_CLOEXEC)};
-	double idle_since = nl_mono_s(), next_due = INFINITY, resume_at = 0;
-	int listening = 1, status = 0;
-
-	if (cs.epoll_fd < 0)
+	struct loop lp = {.s = s,
+			  .l = l,
+			  .cs = {.epoll_fd = epoll_create1(EPOLL_CLOEXEC)},
+			  .tfd = tfd,
+			  .sfd = sfd,
+			  .listening = 1,
+			  .idle_since = nl_mono_s(),
+			  .next_due = INFINITY};
+	if (lp.cs.epoll_fd < 0)
 		return 1;
-	watch(cs.epoll_fd, lfd, &listen_mark);
-	watch(cs.epoll_fd, tfd, &timer_mark);
-	watch(cs.epoll_fd, sfd, &signal_mark);
+	watch(lp.cs.epoll_fd, l->fd, &listen_mark);
+	watch(lp.cs.epoll_fd, tfd, &timer_mark);
+	watch(lp.cs.epoll_fd, sfd, &signal_mark);
 	arm(tfd, 0.5);
 	for (;;) {
 		struct epoll_event got[16];
-		int n = epoll_wait(cs.epoll_fd, got, 16, -1);
+		int n = epoll_wait(lp.cs.epoll_fd, got, 16, -1), stop = 0;
 		if (n < 0 && errno == EINTR)
 			continue;
-		for (int i = 0; i < n; i++) {
-			void *p = got[i].data.ptr;
-			if (p == &signal_mark) {
-				struct signalfd_siginfo si;
-				if (read(sfd, &si, sizeof(si)) > 0) {
-					nl_log(NL_LOG_INFO,
-					       "signal %u: stopping",
-					       si.ssi_signo);
-					goto out;
-				}
-			} else if (p == &listen_mark) {
-				int rc = conn_accept(&cs, lfd);
-				if (rc == -EMFILE || rc == -ENFILE) {
-					/* Out of descriptors: stop accepting
-					 * for a moment, or epoll spins. */
-					nl_log(NL_LOG_WARNING, "accept: %s",
-					       strerror(-rc));
-					epoll_ctl(cs.epoll_fd, EPOLL_CTL_DEL,
-						  lfd, NULL);
-					listening = 0;
-					resume_at = nl_mono_s() + 0.2;
-				}
-			} else if (p == &timer_mark) {
-				uint64_t x;
-				if (read(tfd, &x, sizeof(x)) < 0)
-					continue;
-			} else {
-				conn_event(&cs, p, s);
-			}
-		}
+		for (int i = 0; i < n && !stop; i++)
+			stop = on_event(&lp, got[i].data.ptr);
+		if (stop)
+			break;
 		double now = nl_mono_s();
-		conn_expire(&cs, now);
-		if (!listening && now >= resume_at &&
-		    watch(cs.epoll_fd, lfd, &listen_mark) == 0)
-			listening = 1;
+		conn_expire(&lp.cs, now);
+		if (!lp.listening && now >= lp.resume_at &&
+		    watch(lp.cs.epoll_fd, l->fd, &listen_mark) == 0)
+			lp.listening = 1;
 		if (s->nsteps) {
-			/* A step registered just now may be due before the
-			 * others: wake for whichever comes first. */
-			double soonest = nl_engine_next_due(s->engine) -
-					 s->machine->ops->now(s->machine);
-			if (!isfinite(next_due))
-				next_due = now; /* a first step: take it over */
-			else if (now + soonest < next_due)
-				next_due = now + soonest;
-			if (now >= next_due) {
-				double due = nl_engine_step_due(s->engine);
-				if (due < 0)
-					nl_log(NL_LOG_ERROR, "engine step: %s",
-					       strerror((int)-due));
-				next_due =
-					due < 0 || !isfinite(due)
-						? now + 1.0
-						: now + (due -
-							 s->machine->ops->now(
-								 s->machine));
-				drop_stale(s, now);
-			}
-			idle_since = now;
-		} else {
-			next_due = INFINITY;
-			if (cs.n > 0)
-				idle_since = now; /* someone is talking to us */
-			if (s->cfg->idle_exit_s > 0 &&
-			    now - idle_since >= s->cfg->idle_exit_s) {
-				nl_log(NL_LOG_INFO, "idle for %.0f s: exiting",
-				       now - idle_since);
-				goto out;
-			}
+			step_if_due(&lp, now);
+			lp.idle_since = now;
+		} else if (idle_out(&lp, now)) {
+			break;
 		}
-		double wait = isfinite(next_due) ? next_due - now : 0.5;
+		double wait = isfinite(lp.next_due) ? lp.next_due - now : 0.5;
 		arm(tfd, wait < 0.5 ? wait : 0.5);
 	}
-out:
 	/* Leave the socket at once (only ours), so that a new agent can take
 	 * it while this one winds down. */
 	leave(l);
-	conn_close_all(&cs);
-	close(cs.epoll_fd);
-	return status;
+	conn_close_all(&lp.cs);
+	close(lp.cs.epoll_fd);
+	return 0;
 }
 
 /*
