@@ -355,81 +355,153 @@ static struct json_object *lost_report(const char *reason)
 	return r;
 }
 
+/* Who the step is: what a report needs to be written safely. */
+struct step_id {
+	uint32_t job, step;
+	uid_t uid;
+	gid_t gid, *groups;
+	int ngroups;
+	char node[64], user[64];
+};
+
+/* The job's identity from Slurm. 0, or -1: nothing can be written. */
+static int step_identity(spank_t sp, struct step_id *id)
+{
+	memset(id, 0, sizeof(*id));
+	if (spank_get_item(sp, S_JOB_ID, &id->job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &id->step) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_UID, &id->uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &id->gid) != ESPANK_SUCCESS)
+		return -1;
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &id->groups,
+			   &id->ngroups) != ESPANK_SUCCESS) {
+		id->groups = NULL;
+		id->ngroups = 0;
+	}
+	gethostname(id->node, sizeof(id->node) - 1);
+	struct passwd *pw = getpwuid(id->uid);
+	snprintf(id->user, sizeof(id->user), "%s", pw ? pw->pw_name : "");
+	return 0;
+}
+
+/* Unregister the step: the agent's report, or NULL (rc says why). */
+static struct json_object *agent_report(const struct nl_site *s,
+					const struct step_id *id, int *rc)
+{
+	struct nl_request q = {.op = NL_OP_UNREGISTER,
+			       .has_step = 1,
+			       .job = id->job,
+			       .step = id->step,
+			       .uid = id->uid,
+			       .has_uid = 1};
+	char *req = nl_proto_encode(&q), *reply = NULL;
+	struct json_object *o = NULL, *v, *r = NULL;
+
+	*rc = req ? nl_proto_call(s->socket, req, &reply,
+				  (int)(s->wait_s * 1e3), NL_CALL_ROOT_AGENT)
+		  : -ENOMEM;
+	free(req);
+	if (*rc == 0 && (o = json_tokener_parse(reply)) &&
+	    json_object_object_get_ex(o, "report", &v) &&
+	    json_object_is_type(v, json_type_object))
+		r = json_object_get(v);
+	json_object_put(o);
+	free(reply);
+	return r;
+}
+
+/*
+ * The step's report: the agent's, or one that says why there is none.
+ * Whenever a registration was tried, the agent may have the step (a reply
+ * that timed out): it is unregistered either way, unless the agent did not
+ * answer within wait= already (the step does not wait on it twice).
+ */
+static struct json_object *step_report(const struct nl_site *s,
+				       const struct step_id *id, int attempted,
+				       int registered, const char *reason,
+				       int unanswered)
+{
+	struct json_object *r;
+	char why[400];
+	int rc;
+
+	if (attempted <= 0 || unanswered)
+		return lost_report(reason && *reason ? reason
+				   : attempted > 0   ? "no answer"
+						     : "not started");
+	r = agent_report(s, id, &rc);
+	if (r)
+		return r;
+	if (registered == 0)
+		return lost_report(reason && *reason ? reason : "not started");
+	snprintf(why, sizeof(why),
+		 "the agent was lost during the step (%s); its threads ran on "
+		 "where they were",
+		 rc ? strerror(-rc) : "no report in its reply");
+	slurm_error("numalot: job %u step %u: %s", id->job, id->step, why);
+	return lost_report(why);
+}
+
+/* Add the step's Slurm identity, unless the agent's report has it. */
+static void add_slurm(struct json_object *r, const struct step_id *id)
+{
+	struct json_object *sl;
+
+	if (json_object_object_get_ex(r, "slurm", &sl))
+		return;
+	sl = json_object_new_object();
+	json_object_object_add(sl, "job", json_object_new_int64(id->job));
+	json_object_object_add(sl, "step", json_object_new_int64(id->step));
+	json_object_object_add(sl, "uid", json_object_new_int64(id->uid));
+	json_object_object_add(sl, "node", json_object_new_string(id->node));
+	json_object_object_add(r, "slurm", sl);
+}
+
+/* The user's report (as the user) and the site copy (as root). */
+static void write_reports(const struct nl_site *s, const struct step_id *id,
+			  const char *body, const char *pattern,
+			  const char *cwd)
+{
+	char path[4096];
+	int rc;
+
+	if (nl_report_path(pattern[0] ? pattern : "numalot-%j.%s.%N.json", cwd,
+			   id->job, id->step, id->node, id->user, path,
+			   sizeof(path)) < 0)
+		slurm_error("numalot: report path too long");
+	else if ((rc = write_as(path, body, id->uid, id->gid, id->groups,
+				id->ngroups, id->job, id->step)) == EALREADY)
+		slurm_info("numalot: kept the report the agent wrote to %s",
+			   path);
+	else if (rc)
+		slurm_error("numalot: cannot write the report %s: %s (an older "
+			    "file there is left as it was)",
+			    path, strerror(rc));
+	if (s->report_dir[0] &&
+	    nl_report_path("numalot-%j.%s.%N.json", s->report_dir, id->job,
+			   id->step, id->node, id->user, path,
+			   sizeof(path)) == 0 &&
+	    (rc = write_as(path, body, 0, 0, NULL, 0, id->job, id->step)) &&
+	    rc != EALREADY)
+		slurm_error("numalot: cannot write the site copy %s: %s", path,
+			    strerror(rc));
+}
+
 void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int attempted,
 			int registered, int failed, const char *reason,
 			const char *pattern, const char *cwd, int unanswered)
 {
-	struct nl_request q = {.op = NL_OP_UNREGISTER, .has_step = 1};
-	char *req, *reply = NULL, why[400], node[64] = "", path[4096], user[64];
-	struct json_object *r = NULL, *o = NULL, *v;
-	uid_t uid = 0;
-	gid_t gid = 0, *groups = NULL;
-	int ngroups = 0, rc;
+	struct step_id id;
+	struct json_object *r;
 
 	/* Without the job's identity nothing can be written safely. */
-	if (spank_get_item(sp, S_JOB_ID, &q.job) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_STEPID, &q.step) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+	if (step_identity(sp, &id) < 0) {
 		slurm_error("numalot: cannot read the job's identity; no "
 			    "report");
 		return;
 	}
-	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &ngroups) !=
-	    ESPANK_SUCCESS) {
-		groups = NULL;
-		ngroups = 0;
-	}
-	q.uid = uid;
-	q.has_uid = 1;
-	gethostname(node, sizeof(node) - 1);
-	struct passwd *pw = getpwuid(uid);
-	snprintf(user, sizeof(user), "%s", pw ? pw->pw_name : "");
-
-	/* Whenever a registration was tried, the agent may have the step
-	 * (a reply that timed out): unregister it either way. */
-	if (attempted > 0 && unanswered) {
-		/* The agent did not answer within wait= already: the step
-		 * does not wait on it twice. */
-		r = lost_report(reason && *reason ? reason : "no answer");
-	} else if (attempted > 0) {
-		req = nl_proto_encode(&q);
-		rc = req ? nl_proto_call(s->socket, req, &reply,
-					 (int)(s->wait_s * 1e3),
-					 NL_CALL_ROOT_AGENT)
-			 : -ENOMEM;
-		free(req);
-		if (rc == 0 && (o = json_tokener_parse(reply)) &&
-		    json_object_object_get_ex(o, "report", &v) &&
-		    json_object_is_type(v, json_type_object))
-			r = json_object_get(v);
-		if (!r && registered == 0) {
-			r = lost_report(reason && *reason ? reason
-							  : "not started");
-		} else if (!r) {
-			snprintf(why, sizeof(why),
-				 "the agent was lost during the step (%s); its "
-				 "threads ran on where they were",
-				 rc ? strerror(-rc) : "no report in its reply");
-			slurm_error("numalot: job %u step %u: %s", q.job,
-				    q.step, why);
-			r = lost_report(why);
-		}
-	} else {
-		r = lost_report(reason && *reason ? reason : "not started");
-	}
-	json_object_put(o);
-	free(reply);
-	if (!json_object_object_get_ex(r, "slurm", &v)) {
-		struct json_object *sl = json_object_new_object();
-		json_object_object_add(sl, "job", json_object_new_int64(q.job));
-		json_object_object_add(sl, "step",
-				       json_object_new_int64(q.step));
-		json_object_object_add(sl, "uid", json_object_new_int64(uid));
-		json_object_object_add(sl, "node",
-				       json_object_new_string(node));
-		json_object_object_add(r, "slurm", sl);
-	}
+	r = step_report(s, &id, attempted, registered, reason, unanswered);
+	add_slurm(r, &id);
 	if (failed && registered > 0)
 		json_object_object_add(r, "warning",
 				       json_object_new_string(reason));
@@ -439,28 +511,7 @@ void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int attempted,
 	char *body = malloc(strlen(text) + 2);
 	if (body) {
 		sprintf(body, "%s\n", text);
-		if (nl_report_path(
-			    pattern[0] ? pattern : "numalot-%j.%s.%N.json", cwd,
-			    q.job, q.step, node, user, path, sizeof(path)) < 0)
-			slurm_error("numalot: report path too long");
-		else if ((rc = write_as(path, body, uid, gid, groups, ngroups,
-					q.job, q.step)) == EALREADY)
-			slurm_info("numalot: kept the report the agent wrote "
-				   "to %s",
-				   path);
-		else if (rc)
-			slurm_error("numalot: cannot write the report %s: %s "
-				    "(an older file there is left as it was)",
-				    path, strerror(rc));
-		if (s->report_dir[0] &&
-		    nl_report_path("numalot-%j.%s.%N.json", s->report_dir,
-				   q.job, q.step, node, user, path,
-				   sizeof(path)) == 0 &&
-		    (rc = write_as(path, body, 0, 0, NULL, 0, q.job, q.step)) &&
-		    rc != EALREADY)
-			slurm_error(
-				"numalot: cannot write the site copy %s: %s",
-				path, strerror(rc));
+		write_reports(s, &id, body, pattern, cwd);
 		free(body);
 	}
 	json_object_put(r);
