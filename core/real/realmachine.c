@@ -309,17 +309,10 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 	return 0;
 }
 
-/*
- * Refresh the threads of the managed processes (pids == NULL: all of
- * them; else those in pids and the children they start) and hand out the
- * refreshed ones, sorted by tid.
- */
-static int refresh(struct real *r, const int *pids, size_t npids,
-		   const struct nl_thread_info **out, size_t *n)
+/* Mark the processes to refresh: those in pids, or all (pids NULL). */
+static int mark_refresh(struct real *r, const int *pids, size_t npids)
 {
 	int *sorted = NULL;
-	size_t nprocs, nsorted, j;
-	double now = nl_mono_s();
 
 	if (pids) {
 		sorted = malloc(sizeof(int) * (npids + 1));
@@ -328,16 +321,22 @@ static int refresh(struct real *r, const int *pids, size_t npids,
 		memcpy(sorted, pids, sizeof(int) * npids);
 		qsort(sorted, npids, sizeof(int), cmp_int);
 	}
-	r->gen++;
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct rproc *p = &r->procs[i];
 		p->refresh = !pids || bsearch(&p->info.pid, sorted, npids,
 					      sizeof(int), cmp_int);
 	}
 	free(sorted);
-	nl_real_note_ends_some(r);
-	nprocs = r->nprocs;
-	for (size_t i = 0; r->o.follow_children && i < nprocs; i++) {
+	return 0;
+}
+
+/* Manage the children the refreshed processes started (their threads
+ * are refreshed with theirs). */
+static void follow_children(struct real *r, double now)
+{
+	size_t nprocs = r->nprocs;
+
+	for (size_t i = 0; i < nprocs; i++) {
 		struct rproc *p = &r->procs[i];
 		if (!p->refresh || p->info.end_s >= 0)
 			continue;
@@ -348,25 +347,17 @@ static int refresh(struct real *r, const int *pids, size_t npids,
 	}
 	for (size_t i = nprocs; i < r->nprocs; i++)
 		r->procs[i].refresh = 1; /* children found just now */
-	nsorted = r->nth;
-	for (size_t i = 0; i < r->nprocs; i++) {
-		struct rproc *p = &r->procs[i];
-		if (!p->refresh)
-			continue;
-		if (p->pending && p->info.end_s < 0)
-			nl_real_check_pending(r, p);
-		if (p->info.end_s >= 0 || p->pending)
-			continue;
-		int rc = refresh_proc(r, p, nsorted);
-		if (rc < 0)
-			return rc;
-	}
-	/* Forget the refreshed processes' threads that are gone. */
+}
+
+/* Forget the refreshed processes' threads that are gone; keep the others'
+ * as they were. The array keeps its order. */
+static int drop_gone(struct real *r)
+{
 	struct pid_set set;
+	size_t j = 0;
+
 	if (pid_set_init(&set, r) < 0)
 		return -ENOMEM;
-	size_t appended = r->nth > nsorted;
-	j = 0;
 	for (size_t i = 0; i < r->nth; i++) {
 		struct rthread *t = &r->th[i];
 		if (t->gen != r->gen && t->start &&
@@ -382,8 +373,15 @@ static int refresh(struct real *r, const int *pids, size_t npids,
 	}
 	free(set.slot);
 	r->nth = j;
-	if (appended)
-		qsort(r->th, r->nth, sizeof(*r->th), cmp_thread);
+	return 0;
+}
+
+/* The refreshed threads, in tid order, as the machine interface has them. */
+static int hand_out(struct real *r, const struct nl_thread_info **out,
+		    size_t *n)
+{
+	size_t j = 0;
+
 	if (r->nth > r->capout) {
 		struct nl_thread_info *o = realloc(r->out, r->nth * sizeof(*o));
 		if (!o)
@@ -391,7 +389,6 @@ static int refresh(struct real *r, const int *pids, size_t npids,
 		r->out = o;
 		r->capout = r->nth;
 	}
-	j = 0;
 	for (size_t i = 0; i < r->nth; i++)
 		if (r->th[i].gen == r->gen)
 			r->out[j++] = (struct nl_thread_info){
@@ -405,6 +402,47 @@ static int refresh(struct real *r, const int *pids, size_t npids,
 	*out = r->out;
 	*n = j;
 	return 0;
+}
+
+/*
+ * Refresh the threads of the managed processes (pids == NULL: all of
+ * them; else those in pids and the children they start) and hand out the
+ * refreshed ones, sorted by tid. New threads are appended past the sorted
+ * ones, and the array sorted again only when there are some.
+ */
+static int refresh(struct real *r, const int *pids, size_t npids,
+		   const struct nl_thread_info **out, size_t *n)
+{
+	double now = nl_mono_s();
+	size_t nsorted;
+	int rc = mark_refresh(r, pids, npids);
+
+	if (rc < 0)
+		return rc;
+	r->gen++;
+	nl_real_note_ends_some(r);
+	if (r->o.follow_children)
+		follow_children(r, now);
+	nsorted = r->nth;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = &r->procs[i];
+		if (!p->refresh)
+			continue;
+		if (p->pending && p->info.end_s < 0)
+			nl_real_check_pending(r, p);
+		if (p->info.end_s >= 0 || p->pending)
+			continue;
+		rc = refresh_proc(r, p, nsorted);
+		if (rc < 0)
+			return rc;
+	}
+	int appended = r->nth > nsorted;
+	rc = drop_gone(r);
+	if (rc < 0)
+		return rc;
+	if (appended)
+		qsort(r->th, r->nth, sizeof(*r->th), cmp_thread);
+	return hand_out(r, out, n);
 }
 
 static int r_threads(struct nl_machine *m, const struct nl_thread_info **out,
