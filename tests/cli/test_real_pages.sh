@@ -26,6 +26,15 @@ pages_on() {
 		s += substr($i, length(k) + 1)} END {print s + 0}' \
 		"/proc/$1/numa_maps" 2>/dev/null
 }
+# find_workload: w becomes the pid of the workload numalot started (bounded).
+find_workload() {
+	w=""
+	for _ in $(seq 300); do
+		w=$(pgrep -f -n -- "^$W --threads 2 --seconds 12" || true)
+		[ -n "$w" ] && break
+		sleep 0.05
+	done
+}
 # --preferred, not --membind: memory the process bound itself is left
 # where it asked (numalot refuses to move it). Bound before numalot takes
 # it over, and kept there (--keep-bindings): its threads cannot go to the
@@ -34,12 +43,7 @@ numactl --preferred=0 taskset -c "$cpus1" \
 	"$N" run --policy=lbma --period=3 --keep-bindings --report="$T/r.json" \
 	-- "$W" --threads 2 --seconds 12 --mode memory --mem-mb 64 >"$T/out" 2>&1 &
 run=$!
-w=""
-for _ in $(seq 300); do
-	w=$(pgrep -f -n -- "^$W --threads 2 --seconds 12" || true)
-	[ -n "$w" ] && break
-	sleep 0.05
-done
+find_workload
 check "the workload was found" test -n "$w"
 # Its memory touched (on node 0) before numalot's first step (3 s), then
 # numalot's moves watched for, with a bound: a loaded machine may be slow
@@ -80,12 +84,7 @@ numactl --interleave=0,1 taskset -c "$cpus1" \
 	"$N" run --policy=lbma --period=4 --report="$T/i.json" \
 	-- "$W" --threads 2 --seconds 12 --mode memory --mem-mb 64 >"$T/iout" 2>&1 &
 run=$!
-w=""
-for _ in $(seq 300); do
-	w=$(pgrep -f -n -- "^$W --threads 2 --seconds 12" || true)
-	[ -n "$w" ] && break
-	sleep 0.05
-done
+find_workload
 share=""
 i0=0 i1=0
 for _ in $(seq 200); do
