@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -95,6 +96,9 @@ int nl_write_report_here(const char *path, const char *text, int mode,
 				  mode);
 			if (fd < 0 && errno != EEXIST)
 				return errno;
+			if (fd >= 0)
+				fchmod(fd,
+				       (mode_t)mode); /* whatever the umask */
 		}
 		if (fd < 0)
 			return EEXIST;
@@ -116,6 +120,63 @@ int nl_write_report_here(const char *path, const char *text, int mode,
 		err = errno;
 	if (err)
 		unlink(tmp);
+	return err;
+}
+
+int nl_make_parents(const char *path, int mode)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return ENAMETOOLONG;
+	/* Each folder from the root down, the file's name left out. */
+	for (char *p = strchr(buf + 1, '/'); p; p = strchr(p + 1, '/')) {
+		struct stat sb;
+		*p = 0;
+		if (mkdir(buf, (mode_t)mode) == 0)
+			chmod(buf, (mode_t)mode); /* whatever the umask */
+		else if (errno != EEXIST)
+			return errno;
+		if (stat(buf, &sb) < 0)
+			return errno;
+		if (!S_ISDIR(sb.st_mode))
+			return ENOTDIR;
+		*p = '/';
+	}
+	return 0;
+}
+
+int nl_append_here(const char *path, const char *text, int mode, uid_t owner)
+{
+	size_t len = strlen(text), done = 0;
+	struct stat sb;
+	int err = 0;
+	int fd = open(path,
+		      O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+			      O_CLOEXEC,
+		      (mode_t)mode);
+	if (fd < 0)
+		return errno == ELOOP ? EEXIST : errno;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != owner) {
+		close(fd);
+		return EEXIST; /* someone else's, or not a file */
+	}
+	if (sb.st_size == 0)
+		fchmod(fd,
+		       (mode_t)mode); /* new: the mode, whatever the umask */
+	/* One writer at a time, so that lines never mix. */
+	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	while (done < len && !err) {
+		ssize_t w = write(fd, text + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			err = w < 0 ? errno : EIO;
+		else
+			done += (size_t)w;
+	}
+	if (close(fd) < 0 && !err)
+		err = errno;
 	return err;
 }
 
@@ -144,7 +205,11 @@ int nl_write_report_as(const char *path, const char *text,
 		     setgid(o->gid) < 0 || setuid(o->uid) < 0 ||
 		     setuid(0) == 0))
 			err = EPERM;
-		if (!err)
+		if (!err && o->dir_mode)
+			err = nl_make_parents(path, o->dir_mode);
+		if (!err && o->append)
+			err = nl_append_here(path, text, o->mode, o->uid);
+		else if (!err)
 			err = nl_write_report_here(path, text, o->mode, o->uid,
 						   o->keep_data, o->job,
 						   o->step);

@@ -23,6 +23,11 @@ struct nl_write_as {
 	 * ("threads") of this job step when text has none. */
 	int keep_data;
 	uint32_t job, step;
+	/* Create the missing folders of path with this mode (0: none). */
+	int dir_mode;
+	/* Append text to the file (a site log: one line, one write, under
+	 * an exclusive lock) instead of replacing it. */
+	int append;
 };
 
 /*
@@ -33,6 +38,14 @@ struct nl_write_as {
  */
 int nl_write_report_as(const char *path, const char *text,
 		       const struct nl_write_as *o);
+
+/* Create the folders leading to path that are missing, with mode (as
+ * whoever runs it). 0 or an errno (ENOTDIR: one is not a folder). */
+int nl_make_parents(const char *path, int mode);
+
+/* Append text to path, a regular file of owner's (created with mode),
+ * in one write under an exclusive lock. 0 or an errno. */
+int nl_append_here(const char *path, const char *text, int mode, uid_t owner);
 
 /* The same in this process, as whoever runs it (no child, no timeout). */
 int nl_write_report_here(const char *path, const char *text, int mode,

@@ -111,6 +111,46 @@ static void links_and_others_files_are_refused(void **state)
 			 EEXIST);
 }
 
+/* A site log: lines appended whole; never through a link or into
+ * another's file; the folders leading to a report made, with a mode. */
+static void appends_and_folders(void **state)
+{
+	char path[160], link[160];
+	struct stat sb;
+	(void)state;
+	snprintf(path, sizeof(path), "%s/log/a/steps.jsonl", dir);
+	assert_int_equal(nl_make_parents(path, 0750), 0);
+	snprintf(link, sizeof(link), "%s/log/a", dir);
+	assert_int_equal(stat(link, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0750);
+	assert_int_equal(nl_append_here(path, "one\n", 0640, geteuid()), 0);
+	assert_int_equal(nl_append_here(path, "two\n", 0640, geteuid()), 0);
+	char *now = slurp(path);
+	assert_string_equal(now, "one\ntwo\n");
+	free(now);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0640);
+	assert_int_equal(nl_append_here(path, "x\n", 0640, 12345), EEXIST);
+	snprintf(link, sizeof(link), "%s/log/link.jsonl", dir);
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(nl_append_here(link, "x\n", 0640, geteuid()), EEXIST);
+	/* A file where a folder should be. */
+	snprintf(link, sizeof(link), "%s/log/a/steps.jsonl/r.json", dir);
+	assert_int_equal(nl_make_parents(link, 0750), ENOTDIR);
+	/* Through the writer's child, as a report with its folder. */
+	struct nl_write_as o = {.uid = geteuid(),
+				.mode = 0640,
+				.dir_mode = 0755,
+				.timeout_ms = 5000};
+	snprintf(link, sizeof(link), "%s/job-7/0.n1.json", dir);
+	assert_int_equal(nl_write_report_as(link, "{}\n", &o), 0);
+	o.append = 1;
+	assert_int_equal(nl_write_report_as(path, "three\n", &o), 0);
+	now = slurp(path);
+	assert_string_equal(now, "one\ntwo\nthree\n");
+	free(now);
+}
+
 static int make_dir(void **state)
 {
 	(void)state;
@@ -131,6 +171,7 @@ int main(void)
 		cmocka_unit_test(full_disk_keeps_old_file),
 		cmocka_unit_test(data_is_not_replaced_by_a_stub),
 		cmocka_unit_test(links_and_others_files_are_refused),
+		cmocka_unit_test(appends_and_folders),
 	};
 	return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }
