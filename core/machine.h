@@ -32,6 +32,9 @@ struct nl_process_info {
 	double start_s;	  /* machine time it started */
 	double end_s;	  /* machine time it ended, < 0 while running */
 	int threads_seen; /* threads it has had so far */
+	/* registered but not yet taken over: a Slurm task before its exec
+	 * (name "" until then) */
+	int pending;
 	/* where numalot may place its threads: "cgroup v2 cpuset /...",
 	 * "the scenario's cpus", ... (docs/algorithms.md) */
 	char limit[96];

@@ -182,8 +182,13 @@ static struct json_object *processes_json(struct nl_engine *e, int domain,
 			continue;
 		struct json_object *o = json_object_new_object();
 		json_object_object_add(o, "pid", json_object_new_int(p[i].pid));
-		json_object_object_add(o, "name",
-				       json_object_new_string(p[i].name));
+		json_object_object_add(
+			o, "name",
+			p[i].name[0] ? json_object_new_string(p[i].name)
+				     : NULL);
+		if (p[i].pending)
+			json_object_object_add(o, "taken_over",
+					       json_object_new_boolean(0));
 		json_object_object_add(o, "threads",
 				       json_object_new_int(p[i].threads_seen));
 		json_object_object_add(o, "start_s",

@@ -97,7 +97,9 @@ struct json_object *nl_server_step_report(struct nl_server *s,
 	json_object_object_add(slurm, "job", json_object_new_int64(st->job));
 	json_object_object_add(slurm, "step", json_object_new_int64(st->step));
 	json_object_object_add(slurm, "uid", json_object_new_int64(st->uid));
-	json_object_object_add(slurm, "node", json_object_new_string(s->node));
+	json_object_object_add(
+		slurm, "node",
+		json_object_new_string(st->node[0] ? st->node : s->node));
 	json_object_object_add(slurm, "tasks", json_object_new_int(st->ntasks));
 	json_object_object_add(r, "slurm", slurm);
 	if (st->limits[0])
@@ -230,6 +232,7 @@ static struct json_object *new_step(struct nl_server *s,
 		snprintf(n->report, sizeof(n->report), "%s", q->report);
 		n->gid = q->has_gid ? q->gid : 0;
 	}
+	snprintf(n->node, sizeof(n->node), "%s", by_root ? q->node : "");
 	if (domain < 0) {
 		/* The job's first step with this policy: its parameters and
 		 * period are the domain's. */
@@ -524,6 +527,7 @@ void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
 {
 	char path[4096];
 	struct nl_write_as o = {.mode = 0640,
+				.dir_mode = 0750,
 				.timeout_ms = 5000,
 				.keep_data = 1,
 				.job = st->job,
@@ -535,7 +539,8 @@ void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
 	if (!s->cfg->report_dir || !st->by_root)
 		return;
 	snprintf(path, sizeof(path), "%s/numalot-%u.%u.%s.json",
-		 s->cfg->report_dir, st->job, st->step, s->node);
+		 s->cfg->report_dir, st->job, st->step,
+		 st->node[0] ? st->node : s->node);
 	rc = nl_write_report_as(path, report_text(report), &o);
 	if (rc && rc != EALREADY)
 		nl_log(NL_LOG_WARNING,
@@ -555,6 +560,7 @@ void nl_server_user_copy(struct nl_server *s, const struct nl_step *st,
 				       : pw    ? pw->pw_gid
 					       : 0,
 				.mode = 0644,
+				.dir_mode = 0755,
 				.timeout_ms = 5000,
 				.job = st->job,
 				.step = st->step};

@@ -29,6 +29,7 @@ struct nl_step {
 	char report[1024];   /* the user's report path ("" unknown) */
 	gid_t gid;	     /* the job's group, for writing it */
 	char limits[512]; /* what the site's limits changed, for the report */
+	char node[64];	  /* Slurm's name of the node ("" the host's) */
 };
 
 struct nl_server {

@@ -2,6 +2,7 @@
 #include "protocol.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
@@ -168,6 +169,18 @@ static int decode_fields(struct json_object *o, struct nl_request *r, char *err,
 	if (rc < 0)
 		return rc;
 	r->has_gid = rc == 0;
+	rc = get_str(o, "node", r->node, sizeof(r->node), 0, err, errlen);
+	if (rc < 0)
+		return rc;
+	/* A node's name goes into file names: letters, digits, . _ - */
+	for (const char *c = r->node; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("._-", *c))
+			return nl_errf(err, errlen, -EINVAL,
+				       "\"node\" holds a character other than "
+				       "letters, digits, '.', '_' and '-'");
+	if (r->node[0] == '.')
+		return nl_errf(err, errlen, -EINVAL,
+			       "\"node\" must not start with '.'");
 	return decode_params(o, r, err, errlen);
 }
 
@@ -242,6 +255,9 @@ char *nl_proto_encode(const struct nl_request *r)
 		if (r->has_gid)
 			json_object_object_add(o, "gid",
 					       json_object_new_int64(r->gid));
+		if (r->node[0])
+			json_object_object_add(o, "node",
+					       json_object_new_string(r->node));
 	}
 	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);

@@ -44,6 +44,9 @@ struct nl_request {
 	char report[1024];
 	uint32_t gid;
 	int has_gid;
+	/* register, from root only: Slurm's name of the node (its reports
+	 * and site copies say it; "" the agent's host name). */
+	char node[64];
 };
 
 /*

@@ -110,6 +110,7 @@ static int take_over(struct real *r, struct rproc *p)
 			 "its own CPU binding (no cgroup allocates its CPUs)");
 	}
 	p->pending = 0;
+	p->info.pending = 0;
 	return 0;
 }
 
@@ -123,8 +124,11 @@ void nl_real_check_pending(struct real *r, struct rproc *p)
 		return; /* note_ends will see it gone */
 	if (dev == p->exe_dev && ino == p->exe_ino)
 		return;
+	struct nl_task_stat st;
 	if (take_over(r, p) < 0)
 		p->info.end_s = r_now(&r->m);
+	else if (nl_proc_read_stat(p->info.pid, p->info.pid, &st) == 0)
+		snprintf(p->info.name, sizeof(p->info.name), "%s", st.comm);
 }
 
 /*
@@ -264,7 +268,11 @@ int nl_real_add_process(struct nl_machine *m, int pid,
 	p->info.job = o->job;
 	p->info.start_s = r_now(m);
 	p->info.end_s = -1;
-	snprintf(p->info.name, sizeof(p->info.name), "%s", st.comm);
+	/* A task before its exec bears its starter's name (slurmstepd): it
+	 * has none of its own until it runs its program. */
+	snprintf(p->info.name, sizeof(p->info.name), "%s",
+		 p->pending ? "" : st.comm);
+	p->info.pending = p->pending;
 	r->nprocs++;
 	return 0;
 }
