@@ -87,11 +87,14 @@ BENCHES := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 LIB := $(BUILD)/libnumalot.a
 PROTO_LIB := $(BUILD)/libnumalot-protocol.a
 AGENT_LIB := $(BUILD)/libnumalotd.a
-# Tests link every part; spank/site.c for the plugstack parser's tests.
-TEST_LINK := $(AGENT_LIB) $(PROTO_LIB) $(BUILD)/spank/site.o $(LIB)
+# Tests link every part; the plugin's parts that need no Slurm (the
+# plugstack parser, the site's files) for their tests, first.
+TEST_LINK := $(BUILD)/spank/site.o $(BUILD)/spank/collect.o $(AGENT_LIB) \
+	$(PROTO_LIB) $(LIB)
 NUMALOT := $(BUILD)/numalot
-# The plugin: its own position-independent objects.
-SPANK_SRC := $(wildcard spank/*.c) $(PROTO_SRC) core/util.c
+# The plugin: its own position-independent objects (and the engine's
+# report digest, for the site log).
+SPANK_SRC := $(wildcard spank/*.c) $(PROTO_SRC) core/util.c core/digest.c
 SPANK_OBJ := $(SPANK_SRC:%.c=$(BUILD)/pic/%.o)
 SPANK := $(BUILD)/numalot.so
 NUMALOTD := $(BUILD)/numalotd

@@ -131,6 +131,18 @@ static int apply(struct nl_site *s, const char *key, const char *v)
 		return number(v, 0, 86400, &s->idle_exit_s);
 	if (!strcmp(key, "wait"))
 		return number(v, 0.05, 30, &s->wait_s);
+	if (!strcmp(key, "user_reports")) {
+		static const char *const names[] = {"request", "always",
+						    "never"};
+		for (int i = 0; i < 3; i++)
+			if (!strcmp(v, names[i])) {
+				s->user_reports = (enum nl_user_reports)i;
+				return 0;
+			}
+		return -1;
+	}
+	if (!strcmp(key, "site_log"))
+		return copy(s->site_log, sizeof(s->site_log), v, 1);
 	if (!strcmp(key, "bindings")) {
 		if (strcmp(v, "keep") && strcmp(v, "free"))
 			return -1;
@@ -140,10 +152,30 @@ static int apply(struct nl_site *s, const char *key, const char *v)
 	return -2;
 }
 
+/* What a key takes, for the message about a bad value. */
+static const char *valid_values(const char *key)
+{
+	static const char *const hints[][2] = {
+		{"default", "imar2, lbma, monitor or off"},
+		{"force", "imar2, lbma, monitor or off"},
+		{"allow", "a list of imar2, lbma, monitor, off"},
+		{"counters", "auto, papi, perf or software"},
+		{"bindings", "keep or free"},
+		{"user_reports", "always, request or never"},
+		{"wait", "seconds from 0.05 to 30"},
+		{"idle_exit", "seconds from 0 to 86400"},
+		{"topology", "an hwloc synthetic description"}};
+	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++)
+		if (!strcmp(key, hints[i][0]))
+			return hints[i][1];
+	return strstr(key, "period") ? "seconds from 0.001 to 86400"
+				     : "an absolute path";
+}
+
 int nl_site_parse(struct nl_site *s, int ac, char **av,
 		  void (*complain)(const char *msg))
 {
-	char msg[700], key[32];
+	char msg[900], key[32];
 	int bad = 0;
 
 	for (int i = 0; i < ac; i++) {
@@ -157,16 +189,20 @@ int nl_site_parse(struct nl_site *s, int ac, char **av,
 		if (rc == 0)
 			continue;
 		bad++;
-		snprintf(msg, sizeof(msg),
-			 rc == -2 ? "numalot: invalid option \"%.500s\" in "
-				    "plugstack.conf (valid: default, allow, "
-				    "force, report_dir, agent, socket, period, "
-				    "min_period, max_period, counters, "
-				    "idle_exit, topology, log, wait, "
-				    "bindings); ignored"
-				  : "numalot: invalid value in \"%.500s\" in "
-				    "plugstack.conf; the default stays",
-			 av[i]);
+		if (rc == -2)
+			snprintf(msg, sizeof(msg),
+				 "numalot: invalid option \"%.500s\" in "
+				 "plugstack.conf (valid: default, allow, "
+				 "force, report_dir, agent, socket, period, "
+				 "min_period, max_period, counters, "
+				 "idle_exit, topology, log, wait, "
+				 "bindings, user_reports, site_log); ignored",
+				 av[i]);
+		else
+			snprintf(msg, sizeof(msg),
+				 "numalot: invalid value in \"%.500s\" in "
+				 "plugstack.conf (%s); the default stays",
+				 av[i], valid_values(key));
 		if (complain)
 			complain(msg);
 	}

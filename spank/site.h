@@ -17,6 +17,13 @@ const char *nl_choice_name(enum nl_choice c);
 /* 0 and *c, or -1 for a name not in "imar2, lbma, monitor, off". */
 int nl_choice_from_name(const char *name, enum nl_choice *c);
 
+/* user_reports=: when a step's user gets its report (docs/slurm.md). */
+enum nl_user_reports {
+	NL_USER_REPORTS_REQUEST, /* when the user asked for numalot */
+	NL_USER_REPORTS_ALWAYS,	 /* every managed step */
+	NL_USER_REPORTS_NEVER	 /* only the site's copies */
+};
+
 struct nl_site {
 	enum nl_choice default_choice; /* default= (off) */
 	unsigned allow;		       /* allow= bit per choice (all) */
@@ -34,6 +41,8 @@ struct nl_site {
 	double wait_s;	   /* wait= the most a step waits on the agent (1) */
 	int keep_bindings; /* bindings=keep: never leave a task's binding
 			      (default free: anywhere in its allocation) */
+	enum nl_user_reports user_reports; /* user_reports= (request) */
+	char site_log[512]; /* site_log= a JSON line per step, "" none */
 };
 
 void nl_site_default(struct nl_site *s, const char *agent_path);

@@ -192,30 +192,74 @@ static void plugstack(void **state)
 	assert_non_null(strstr(msg, "0.2 to 5"));
 }
 
-static void report_paths(void **state)
+/* Site collection's arguments (docs/slurm.md): user_reports= and
+ * site_log=, and a bad value named with what it takes. */
+static void plugstack_collection(void **state)
 {
 	(void)state;
-	char out[64];
-	assert_int_equal(nl_report_path("r-%j.%s.%N.%u.json", "/home/a", 12, 3,
-					"n1", "alice", out, sizeof(out)),
-			 0);
-	assert_string_equal(out, "/home/a/r-12.3.n1.alice.json");
-	assert_int_equal(nl_report_path("/abs/%%j-%j", "/home/a", 1, 0, "n",
-					"u", out, sizeof(out)),
-			 0);
-	assert_string_equal(out, "/abs/%j-1");
-	assert_int_equal(nl_report_path("%N%N%N%N%N%N%N%N", "", 1, 0,
-					"a-long-node-name", "u", out,
-					sizeof(out)),
-			 -1);
+	struct nl_site s;
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	assert_int_equal(s.user_reports, NL_USER_REPORTS_REQUEST);
+	assert_string_equal(s.site_log, "");
+	char *good[] = {"user_reports=never", "site_log=/var/log/n/steps.log"};
+	complaints = 0;
+	assert_int_equal(nl_site_parse(&s, 2, good, complain), 0);
+	assert_int_equal(s.user_reports, NL_USER_REPORTS_NEVER);
+	assert_string_equal(s.site_log, "/var/log/n/steps.log");
+	char *always[] = {"user_reports=always"};
+	assert_int_equal(nl_site_parse(&s, 1, always, complain), 0);
+	assert_int_equal(s.user_reports, NL_USER_REPORTS_ALWAYS);
+
+	char *bad[] = {"user_reports=sometimes", "site_log=steps.log"};
+	assert_int_equal(nl_site_parse(&s, 1, bad, complain), 1);
+	assert_non_null(strstr(last, "user_reports=sometimes"));
+	assert_non_null(strstr(last, "always, request or never"));
+	assert_int_equal(s.user_reports, NL_USER_REPORTS_ALWAYS);
+	assert_int_equal(nl_site_parse(&s, 1, bad + 1, complain), 1);
+	assert_non_null(strstr(last, "an absolute path"));
+	assert_string_equal(s.site_log, "/var/log/n/steps.log");
+	char *unknown[] = {"sitelog=/x"};
+	assert_int_equal(nl_site_parse(&s, 1, unknown, complain), 1);
+	assert_non_null(strstr(last, "user_reports, site_log"));
+}
+
+/* A register request may carry Slurm's node name (root's reports and
+ * site copies say it); it goes into file names, so only a name. */
+static void register_node(void **state)
+{
+	(void)state;
+	struct nl_request q;
+	char err[256];
+	const char *base = "{\"v\":1,\"op\":\"register\",\"job\":1,"
+			   "\"step\":0,\"uid\":0,\"pid\":1,\"policy\":"
+			   "\"lbma\",\"cpus\":\"0\",\"node\":";
+	char body[512];
+	snprintf(body, sizeof(body), "%s\"node-7.a_b\"}", base);
+	assert_int_equal(nl_proto_decode(body, strlen(body), &q, err, 256), 0);
+	assert_string_equal(q.node, "node-7.a_b");
+	char *enc = nl_proto_encode(&q);
+	assert_non_null(strstr(enc, "\"node\":\"node-7.a_b\""));
+	free(enc);
+	const char *bad[] = {"\"../etc\"}", "\"a/b\"}", "\".hidden\"}",
+			     "\"a b\"}", "7}"};
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(body, sizeof(body), "%s%s", base, bad[i]);
+		assert_int_equal(
+			nl_proto_decode(body, strlen(body), &q, err, 256),
+			-EINVAL);
+		assert_non_null(strstr(err, "\"node\""));
+	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(good_requests), cmocka_unit_test(bad_requests),
-		cmocka_unit_test(framing),	 cmocka_unit_test(plugstack),
-		cmocka_unit_test(report_paths),
+		cmocka_unit_test(good_requests),
+		cmocka_unit_test(bad_requests),
+		cmocka_unit_test(framing),
+		cmocka_unit_test(plugstack),
+		cmocka_unit_test(plugstack_collection),
+		cmocka_unit_test(register_node),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
