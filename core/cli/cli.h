@@ -2,6 +2,9 @@
 #ifndef NUMALOT_CLI_H
 #define NUMALOT_CLI_H
 
+#include <stdio.h>
+
+#include "cmdline.h"
 #include "policy.h"
 
 /* Exit statuses: 0 done, 1 failed while running, 2 bad input. */
@@ -15,29 +18,35 @@ int nl_cmd_info(int argc, char **argv);
 int nl_cmd_status(int argc, char **argv);
 int nl_cmd_request(int argc, char **argv);
 int nl_cmd_report(int argc, char **argv);
+int nl_cmd_version(int argc, char **argv);
 
 /* Print "numalot CMD: message" to stderr. */
 void nl_cli_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/*
- * If arg is "--NAME=VALUE" return VALUE; if it is "--NAME" take the next
- * argument (advancing *i). NULL when arg is not that option; sets *missing
- * when the value is absent.
- */
-const char *nl_cli_option(const char *name, int argc, char **argv, int *i,
-			  int *missing);
-
 /* Apply "KEY=VALUE" to params; prints the error and returns -1 if bad. */
 int nl_cli_param(const char *cmd, struct nl_policy_params *p, const char *kv);
 
-/*
- * The options sim and bench share: --param KEY=VALUE and --os=MODE, into o.
- * 1 when argv[*i] was one of them, 0 when not, -1 (error printed) if bad.
- */
+/* --os=MODE of sim and bench into o: 0, or -1 (error printed). */
 struct nl_run_opts;
-int nl_cli_run_option(const char *cmd, int argc, char **argv, int *i,
-		      struct nl_run_opts *o, int *missing);
+int nl_cli_set_os(const char *cmd, const char *mode, struct nl_run_opts *o);
+
+/* Start parsing a command's options (argv[0] is the command's name). */
+void nl_args_start(void);
+
+/* The next option through getopt_long (core/cmdline.h): a bad one is
+ * told as "numalot CMD: ..." and gives '?'. */
+int nl_args_next(const char *cmd, int argc, char **argv, const char *shortopts,
+		 const struct option *longopts);
+
+/* The usage of command cmd ("numalot" itself: the list of commands). */
+void nl_cli_usage(const char *cmd, FILE *f);
+
+/* --help: the command's usage on stdout. */
+#define NL_ARGS_HELP                                                           \
+	{                                                                      \
+		"help", no_argument, NULL, 'h'                                 \
+	}
 
 /* Write a json-c object to path (pretty, with a final newline). */
 struct json_object;

@@ -39,22 +39,31 @@ static const char *jstr(struct json_object *o, const char *k)
 /* numalot status [--socket=PATH] [--json] */
 int nl_cmd_status(int argc, char **argv)
 {
-	const char *sock = DEFAULT_SOCKET, *v;
-	int json = 0, missing;
+	static const struct option lo[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"json", no_argument, NULL, 'j'},
+		NL_ARGS_HELP,
+		{0}};
+	const char *sock = DEFAULT_SOCKET;
+	int json = 0, c;
 	struct json_object *r, *steps;
 
-	for (int i = 1; i < argc; i++) {
-		if ((v = nl_cli_option("socket", argc, argv, &i, &missing)))
-			sock = v;
-		else if (!strcmp(argv[i], "--json"))
+	nl_args_start();
+	while ((c = nl_args_next("status", argc, argv, "h", lo)) != -1) {
+		if (c == 's')
+			sock = optarg;
+		else if (c == 'j')
 			json = 1;
-		else {
-			nl_cli_error("status",
-				     "unknown option \"%s\" (valid: "
-				     "--socket=PATH, --json)",
-				     argv[i]);
+		else if (c == 'h') {
+			nl_cli_usage("status", stdout);
+			return NL_EXIT_OK;
+		} else
 			return NL_EXIT_USAGE;
-		}
+	}
+	if (optind < argc) {
+		nl_cli_error("status", "takes no operand (got \"%s\")",
+			     argv[optind]);
+		return NL_EXIT_USAGE;
 	}
 	if (call("status", sock, "{\"v\":1,\"op\":\"status\"}", &r) < 0)
 		return NL_EXIT_FAIL;
@@ -82,26 +91,30 @@ int nl_cmd_status(int argc, char **argv)
 /* numalot request [--socket=PATH] JSON: one raw request, the raw reply. */
 int nl_cmd_request(int argc, char **argv)
 {
-	const char *sock = DEFAULT_SOCKET, *v, *req = NULL;
-	int missing, ok;
+	static const struct option lo[] = {
+		{"socket", required_argument, NULL, 's'}, NL_ARGS_HELP, {0}};
+	const char *sock = DEFAULT_SOCKET, *req = NULL;
+	int ok, c;
 	struct json_object *r, *okv;
 
-	for (int i = 1; i < argc; i++) {
-		if ((v = nl_cli_option("socket", argc, argv, &i, &missing)))
-			sock = v;
-		else if (!req && argv[i][0] != '-')
-			req = argv[i];
-		else {
-			nl_cli_error("request", "usage: numalot request "
-						"[--socket=PATH] JSON");
+	nl_args_start();
+	while ((c = nl_args_next("request", argc, argv, "h", lo)) != -1) {
+		if (c == 's')
+			sock = optarg;
+		else if (c == 'h') {
+			nl_cli_usage("request", stdout);
+			return NL_EXIT_OK;
+		} else
 			return NL_EXIT_USAGE;
-		}
 	}
-	if (!req) {
-		nl_cli_error("request", "usage: numalot request "
-					"[--socket=PATH] JSON");
+	if (optind + 1 != argc) {
+		nl_cli_error("request",
+			     "%s (usage: numalot request [--socket=PATH] JSON)",
+			     optind < argc ? "one request at a time"
+					   : "no request given");
 		return NL_EXIT_USAGE;
 	}
+	req = argv[optind];
 	if (call("request", sock, req, &r) < 0)
 		return NL_EXIT_FAIL;
 	printf("%s\n",

@@ -95,10 +95,21 @@ static int add_path(struct bench_args *a, const char *path)
 	return rc;
 }
 
+/* 0 parsed, 1 --help given (usage printed), -1 bad (error printed). */
 static int parse_args(int argc, char **argv, struct bench_args *a)
 {
-	const char *v;
-	int missing, rc;
+	static const struct option lo[] = {
+		{"policies", required_argument, NULL, 'p'},
+		{"seeds", required_argument, NULL, 's'},
+		{"jobs", required_argument, NULL, 'j'},
+		{"json", required_argument, NULL, 'J'},
+		{"svg", required_argument, NULL, 'S'},
+		{"html", required_argument, NULL, 'H'},
+		{"param", required_argument, NULL, 'P'},
+		{"os", required_argument, NULL, 'o'},
+		NL_ARGS_HELP,
+		{0}};
+	int c;
 
 	a->policies = DEFAULT_POLICIES;
 	a->nseeds = 5;
@@ -108,55 +119,57 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 	if (a->jobs > MAX_JOBS)
 		a->jobs = MAX_JOBS;
 	nl_run_opts_default(&a->o);
-	for (int i = 1; i < argc; i++) {
-		if ((v = nl_cli_option("policies", argc, argv, &i, &missing))) {
-			a->policies = v;
-		} else if ((v = nl_cli_option("seeds", argc, argv, &i,
-					      &missing))) {
-			if (parse_count(v, 1, MAX_SEEDS, &a->nseeds) < 0) {
+	nl_args_start();
+	while ((c = nl_args_next(CMD, argc, argv, "h", lo)) != -1) {
+		switch (c) {
+		case 'p':
+			a->policies = optarg;
+			break;
+		case 's':
+			if (parse_count(optarg, 1, MAX_SEEDS, &a->nseeds) < 0) {
 				nl_cli_error(CMD,
 					     "--seeds wants a whole number "
 					     "from 1 to %d, not \"%s\"",
-					     MAX_SEEDS, v);
+					     MAX_SEEDS, optarg);
 				return -1;
 			}
-		} else if ((v = nl_cli_option("jobs", argc, argv, &i,
-					      &missing))) {
-			if (parse_count(v, 1, MAX_JOBS, &a->jobs) < 0) {
+			break;
+		case 'j':
+			if (parse_count(optarg, 1, MAX_JOBS, &a->jobs) < 0) {
 				nl_cli_error(CMD,
 					     "--jobs wants a whole number from "
 					     "1 to %d, not \"%s\"",
-					     MAX_JOBS, v);
+					     MAX_JOBS, optarg);
 				return -1;
 			}
-		} else if ((v = nl_cli_option("json", argc, argv, &i,
-					      &missing))) {
-			a->json = v;
-		} else if ((v = nl_cli_option("svg", argc, argv, &i,
-					      &missing))) {
-			a->svg = v;
-		} else if ((v = nl_cli_option("html", argc, argv, &i,
-					      &missing))) {
-			a->html = v;
-		} else if ((rc = nl_cli_run_option(CMD, argc, argv, &i, &a->o,
-						   &missing))) {
-			if (rc < 0)
+			break;
+		case 'J':
+			a->json = optarg;
+			break;
+		case 'S':
+			a->svg = optarg;
+			break;
+		case 'H':
+			a->html = optarg;
+			break;
+		case 'P':
+			if (nl_cli_param(CMD, &a->o.params, optarg) < 0)
 				return -1;
-		} else if (missing) {
-			nl_cli_error(CMD, "%s wants a value", argv[i]);
-			return -1;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			nl_cli_error(
-				CMD,
-				"unknown option \"%s\" (valid: --policies, "
-				"--seeds, --jobs, --json, --svg, --html, "
-				"--param, --os)",
-				argv[i]);
-			return -1;
-		} else if (add_path(a, argv[i]) < 0) {
+			break;
+		case 'o':
+			if (nl_cli_set_os(CMD, optarg, &a->o) < 0)
+				return -1;
+			break;
+		case 'h':
+			nl_cli_usage(CMD, stdout);
+			return 1;
+		default:
 			return -1;
 		}
 	}
+	for (int i = optind; i < argc; i++)
+		if (add_path(a, argv[i]) < 0)
+			return -1;
 	if (a->nfiles == 0) {
 		/* The source tree's set, else the installed one. */
 		struct stat st;
@@ -437,8 +450,10 @@ int nl_cmd_bench(int argc, char **argv)
 	struct timespec t0, t1;
 	int status = NL_EXIT_USAGE;
 
-	if (parse_args(argc, argv, &a) < 0 ||
-	    parse_policies(a.policies, &b) < 0)
+	int rc = parse_args(argc, argv, &a);
+	if (rc > 0)
+		status = NL_EXIT_OK;
+	if (rc || parse_policies(a.policies, &b) < 0)
 		goto out;
 	if (load_scenarios(&a, &b) < 0)
 		goto out;

@@ -111,26 +111,33 @@ static void print_text(const struct nl_topology *t, const struct nl_probe *p)
 
 int nl_cmd_info(int argc, char **argv)
 {
-	const char *topo_spec = NULL, *v;
-	int json = 0, missing;
+	static const struct option lo[] = {
+		{"topology", required_argument, NULL, 't'},
+		{"json", no_argument, NULL, 'j'},
+		NL_ARGS_HELP,
+		{0}};
+	const char *topo_spec = NULL;
+	int json = 0, c;
 	struct nl_topology *t;
 	struct nl_probe p;
 	char err[512];
 
-	for (int i = 1; i < argc; i++) {
-		if ((v = nl_cli_option("topology", argc, argv, &i, &missing)))
-			topo_spec = v;
-		else if (!strcmp(argv[i], "--json"))
+	nl_args_start();
+	while ((c = nl_args_next(CMD, argc, argv, "h", lo)) != -1) {
+		if (c == 't')
+			topo_spec = optarg;
+		else if (c == 'j')
 			json = 1;
-		else {
-			nl_cli_error(CMD,
-				     "%s \"%s\" (valid: --topology=SPEC, "
-				     "--json)",
-				     missing ? "a value is missing after"
-					     : "unknown option",
-				     argv[i]);
+		else if (c == 'h') {
+			nl_cli_usage(CMD, stdout);
+			return NL_EXIT_OK;
+		} else
 			return NL_EXIT_USAGE;
-		}
+	}
+	if (optind < argc) {
+		nl_cli_error(CMD, "takes no operand (got \"%s\")",
+			     argv[optind]);
+		return NL_EXIT_USAGE;
 	}
 	if (nl_topology_load(topo_spec, &t, err, sizeof(err)) < 0) {
 		nl_cli_error(CMD, "%s", err);

@@ -1,6 +1,8 @@
 /* numalot report FILE...: a person's summary of numalot JSON reports. */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,16 @@
 
 #include "cli.h"
 #include "report_html.h"
+#include "report_jobs.h"
+
+#define CMD "report"
+
+struct report_args {
+	const char *html, *svg;
+	int json;
+	char **files; /* the reports, folders expanded (malloc'd) */
+	int n;
+};
 
 /* A report is at most the agent's largest reply (docs/protocol.md). */
 #define REPORT_MAX_BYTES (16 * 1024 * 1024)
@@ -98,6 +110,13 @@ static void summarise(const char *file, struct json_object *r)
 		struct json_object *p = json_object_array_get_idx(pr, k);
 		if (!json_object_is_type(p, json_type_object))
 			continue;
+		if (at(p, "taken_over") &&
+		    !json_object_get_boolean(at(p, "taken_over"))) {
+			printf("  process %s (%s): ended before numalot took "
+			       "it over\n",
+			       s(p, "pid"), s(p, "name"));
+			continue;
+		}
 		printf("  process %s (%s): %s threads, %s %s s\n", s(p, "pid"),
 		       s(p, "name"), s(p, "threads"),
 		       at(p, "completion_s") ? "completed at" : "running for",
@@ -153,49 +172,141 @@ static struct json_object *load(const char *path, char *err, size_t len)
 	return o;
 }
 
+/* The report files named: a folder stands for its *.json files, in name
+ * order. Appended to *files (malloc'd names); -1 on a folder without. */
+static int add_operand(const char *arg, char ***files, int *n)
+{
+	struct stat sb;
+	char pattern[PATH_MAX];
+	glob_t g = {0};
+	int dir = stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode);
+
+	if (dir) {
+		snprintf(pattern, sizeof(pattern), "%s/*.json", arg);
+		if (glob(pattern, 0, NULL, &g) != 0) {
+			nl_cli_error(CMD,
+				     "%s: a folder with no report (*.json)",
+				     arg);
+			return -1;
+		}
+	}
+	size_t count = dir ? g.gl_pathc : 1;
+	char **more = realloc(*files, sizeof(**files) * ((size_t)*n + count));
+	if (more) {
+		*files = more;
+		for (size_t k = 0; k < count; k++)
+			more[(*n)++] = strdup(dir ? g.gl_pathv[k] : arg);
+	}
+	if (dir)
+		globfree(&g);
+	return more ? 0 : -1;
+}
+
+/* 0 parsed, 1 --help given, -1 bad (error printed). */
+static int parse(int argc, char **argv, struct report_args *a)
+{
+	static const struct option lo[] = {
+		{"html", required_argument, NULL, 'H'},
+		{"svg", required_argument, NULL, 'S'},
+		{"json", no_argument, NULL, 'j'},
+		NL_ARGS_HELP,
+		{0}};
+	int c;
+
+	nl_args_start();
+	while ((c = nl_args_next(CMD, argc, argv, "h", lo)) != -1) {
+		if (c == 'H')
+			a->html = optarg;
+		else if (c == 'S')
+			a->svg = optarg;
+		else if (c == 'j')
+			a->json = 1;
+		else if (c == 'h') {
+			nl_cli_usage(CMD, stdout);
+			return 1;
+		} else
+			return -1;
+	}
+	if (optind >= argc) {
+		nl_cli_error(CMD, "no report given (usage: numalot report "
+				  "[--json] [--html=FILE] [--svg=PREFIX] "
+				  "REPORT.json|FOLDER...)");
+		return -1;
+	}
+	for (int k = optind; k < argc; k++)
+		if (add_operand(argv[k], &a->files, &a->n) < 0)
+			return -1;
+	return 0;
+}
+
 int nl_cmd_report(int argc, char **argv)
 {
-	int status = NL_EXIT_OK;
-	const char *html = NULL, *svg = NULL;
-	if (nl_report_picture_options(&argc, argv, &html, &svg) < 0)
-		return NL_EXIT_USAGE;
-	if (argc < 2) {
-		nl_cli_error("report", "usage: numalot report [--html=FILE] "
-				       "[--svg=PREFIX] FILE...");
-		return NL_EXIT_USAGE;
-	}
-	for (int k = 1; k < argc; k++) {
+	struct report_args a = {0};
+	int status = NL_EXIT_OK, rc = parse(argc, argv, &a), nr = 0;
+	struct json_object **reports = NULL;
+
+	if (rc)
+		status = rc > 0 ? NL_EXIT_OK : NL_EXIT_USAGE;
+	else if (!(reports = calloc((size_t)a.n + 1, sizeof(*reports))))
+		status = NL_EXIT_FAIL;
+	for (int k = 0; !rc && reports && k < a.n; k++) {
 		char err[128];
-		struct json_object *r = load(argv[k], err, sizeof(err)), *list;
+		struct json_object *r = load(a.files[k], err, sizeof(err)),
+				   *list;
 		if (r && !json_object_is_type(r, json_type_object))
 			snprintf(err, sizeof(err), "not a JSON object");
 		if (!r || !json_object_is_type(r, json_type_object)) {
-			nl_cli_error("report", "%s: not a numalot report (%s)",
-				     argv[k], err);
+			nl_cli_error(CMD, "%s: not a numalot report (%s)",
+				     a.files[k], err);
 			status = NL_EXIT_USAGE;
 			json_object_put(r);
 			continue;
 		}
 		if (json_object_object_get_ex(r, "reports", &list) &&
 		    !json_object_is_type(list, json_type_array)) {
-			nl_cli_error("report",
-				     "%s: \"reports\" must be an array",
-				     argv[k]);
+			nl_cli_error(CMD, "%s: \"reports\" must be an array",
+				     a.files[k]);
 			status = NL_EXIT_USAGE;
 		} else if (list) {
 			for (size_t j = 0; j < json_object_array_length(list);
 			     j++)
-				summarise(argv[k],
-					  json_object_array_get_idx(list, j));
-		} else {
-			summarise(argv[k], r);
+				if (!a.json)
+					summarise(a.files[k],
+						  json_object_array_get_idx(
+							  list, j));
+		} else if (!a.json) {
+			summarise(a.files[k], r);
 		}
-		json_object_put(r);
+		/* A file of several reports is a simulation's, not a
+		 * job's: only single reports go into the job table. */
+		if (list)
+			json_object_put(r);
+		else
+			reports[nr++] = r;
 	}
-	if (html || svg) {
-		int rc = nl_report_pictures(html, svg, argv + 1, argc - 1);
+	if (!rc && reports) {
+		struct json_object *jobs = nl_jobs_merge(reports, nr);
+		if (a.json)
+			printf("%s\n",
+			       json_object_to_json_string_ext(
+				       jobs,
+				       JSON_C_TO_STRING_PRETTY |
+					       JSON_C_TO_STRING_SPACED |
+					       JSON_C_TO_STRING_NOSLASHESCAPE));
+		else
+			nl_jobs_print(jobs, stdout);
+		json_object_put(jobs);
+	}
+	for (int k = 0; k < nr; k++)
+		json_object_put(reports[k]);
+	free(reports);
+	if (!rc && (a.html || a.svg)) {
+		int prc = nl_report_pictures(a.html, a.svg, a.files, a.n);
 		if (status == NL_EXIT_OK)
-			status = rc;
+			status = prc;
 	}
+	for (int k = 0; k < a.n; k++)
+		free(a.files[k]);
+	free(a.files);
 	return status;
 }

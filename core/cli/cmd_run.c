@@ -63,85 +63,91 @@ static void handle_signals(void)
 	sigaction(SIGQUIT, &sa, NULL);
 }
 
+/* 0 parsed, 1 --help given (usage printed), -1 bad (error printed). */
 static int parse(int argc, char **argv, struct run_args *a)
 {
-	const char *v;
-	int missing, i;
+	static const struct option lo[] = {
+		{"policy", required_argument, NULL, 'p'},
+		{"period", required_argument, NULL, 'T'},
+		{"counters", required_argument, NULL, 'c'},
+		{"report", required_argument, NULL, 'r'},
+		{"topology", required_argument, NULL, 't'},
+		{"param", required_argument, NULL, 'P'},
+		{"seed", required_argument, NULL, 's'},
+		{"children", no_argument, NULL, 'C'},
+		{"keep-bindings", no_argument, NULL, 'k'},
+		NL_ARGS_HELP,
+		{0}};
+	char num[64], *end;
+	int c, i;
 
 	a->policy = NL_POLICY_IMAR2;
 	a->backend = NL_BACKEND_AUTO;
 	a->seed = 1;
 	nl_policy_params_default(&a->params);
-	for (i = 1; i < argc; i++) {
-		char num[64];
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		}
-		if ((v = nl_cli_option("policy", argc, argv, &i, &missing))) {
-			if (nl_policy_from_name(v, &a->policy) < 0) {
+	nl_args_start();
+	/* '+': the options end at the command (or the first PID). */
+	while ((c = nl_args_next(a->cmd, argc, argv, "+h", lo)) != -1) {
+		switch (c) {
+		case 'p':
+			if (nl_policy_from_name(optarg, &a->policy) < 0) {
 				nl_cli_error(
 					a->cmd,
-					"unknown policy \"%s\" (valid: %s)", v,
-					nl_policy_names());
+					"unknown policy \"%s\" (valid: %s)",
+					optarg, nl_policy_names());
 				return -1;
 			}
-		} else if ((v = nl_cli_option("period", argc, argv, &i,
-					      &missing))) {
-			snprintf(num, sizeof(num), "period=%s", v);
+			break;
+		case 'T':
+			snprintf(num, sizeof(num), "period=%s", optarg);
 			if (nl_cli_param(a->cmd, &a->params, num) < 0)
 				return -1;
-		} else if ((v = nl_cli_option("counters", argc, argv, &i,
-					      &missing))) {
-			if (nl_backend_from_name(v, &a->backend) < 0) {
+			break;
+		case 'c':
+			if (nl_backend_from_name(optarg, &a->backend) < 0) {
 				nl_cli_error(a->cmd,
 					     "unknown counter backend \"%s\" "
 					     "(valid: auto, papi, perf, "
 					     "software)",
-					     v);
+					     optarg);
 				return -1;
 			}
-		} else if ((v = nl_cli_option("report", argc, argv, &i,
-					      &missing))) {
-			a->report = v;
-		} else if ((v = nl_cli_option("topology", argc, argv, &i,
-					      &missing))) {
-			a->topology = v;
-		} else if ((v = nl_cli_option("param", argc, argv, &i,
-					      &missing))) {
-			if (nl_cli_param(a->cmd, &a->params, v) < 0)
+			break;
+		case 'r':
+			a->report = optarg;
+			break;
+		case 't':
+			a->topology = optarg;
+			break;
+		case 'P':
+			if (nl_cli_param(a->cmd, &a->params, optarg) < 0)
 				return -1;
-		} else if ((v = nl_cli_option("seed", argc, argv, &i,
-					      &missing))) {
-			char *end;
-			a->seed = strtoull(v, &end, 10);
-			if (!*v || *end || *v == '-') {
+			break;
+		case 's':
+			a->seed = strtoull(optarg, &end, 10);
+			if (!*optarg || *end || *optarg == '-') {
 				nl_cli_error(a->cmd,
 					     "--seed wants a whole "
 					     "number, not \"%s\"",
-					     v);
+					     optarg);
 				return -1;
 			}
-		} else if (!strcmp(argv[i], "--children")) {
+			break;
+		case 'C':
 			a->children = 1;
-		} else if (!strcmp(argv[i], "--keep-bindings")) {
+			break;
+		case 'k':
 			/* Never move a thread outside its own binding. */
 			a->params.keep_bindings = 1;
-		} else if (missing) {
-			nl_cli_error(a->cmd, "%s wants a value", argv[i]);
-			return -1;
-		} else if (argv[i][0] == '-') {
-			nl_cli_error(a->cmd,
-				     "unknown option \"%s\" (valid: --policy, "
-				     "--period, --counters, --report, "
-				     "--topology, --param, --seed, "
-				     "--children, --keep-bindings)",
-				     argv[i]);
-			return -1;
-		} else {
 			break;
+		case 'h':
+			nl_cli_usage(a->cmd, stdout);
+			return 1;
+		default:
+			return -1;
 		}
 	}
+	i = optind;
 	a->rest = argv + i;
 	a->nrest = argc - i;
 	if (a->nrest == 0) {
@@ -291,8 +297,9 @@ static int run_or_attach(int argc, char **argv, const char *cmd)
 	char err[512];
 	int status = NL_EXIT_USAGE, wstatus = 0;
 
-	if (parse(argc, argv, &a) < 0)
-		return NL_EXIT_USAGE;
+	int rc = parse(argc, argv, &a);
+	if (rc)
+		return rc > 0 ? NL_EXIT_OK : NL_EXIT_USAGE;
 	/* Every period builds and frees the same arrays: keep the memory
 	 * rather than give it back and fault it in again. */
 	mallopt(M_TRIM_THRESHOLD, 64 << 20);

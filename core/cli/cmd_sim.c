@@ -35,58 +35,71 @@ static int parse_seed(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* 0 parsed, 1 --help given (usage printed), -1 bad (error printed). */
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
-	const char *v;
-	int missing, rc;
+	static const struct option lo[] = {
+		{"policy", required_argument, NULL, 'p'},
+		{"os", required_argument, NULL, 'o'},
+		{"seed", required_argument, NULL, 's'},
+		{"report", required_argument, NULL, 'r'},
+		{"param", required_argument, NULL, 'P'},
+		NL_ARGS_HELP,
+		{0}};
+	int c;
 
 	a->run = NL_RUN_IMAR2;
 	a->seed = 1;
 	nl_run_opts_default(&a->o);
-	for (int i = 1; i < argc; i++) {
-		if ((v = nl_cli_option("policy", argc, argv, &i, &missing))) {
-			if (nl_run_from_name(v, &a->run) < 0) {
+	nl_args_start();
+	while ((c = nl_args_next(CMD, argc, argv, "h", lo)) != -1) {
+		switch (c) {
+		case 'p':
+			if (nl_run_from_name(optarg, &a->run) < 0) {
 				nl_cli_error(
 					CMD,
-					"unknown policy \"%s\" (valid: %s)", v,
-					nl_run_names());
+					"unknown policy \"%s\" (valid: %s)",
+					optarg, nl_run_names());
 				return -1;
 			}
-		} else if ((rc = nl_cli_run_option(CMD, argc, argv, &i, &a->o,
-						   &missing))) {
-			if (rc < 0)
+			break;
+		case 'o':
+			if (nl_cli_set_os(CMD, optarg, &a->o) < 0)
 				return -1;
-		} else if ((v = nl_cli_option("seed", argc, argv, &i,
-					      &missing))) {
-			if (parse_seed(v, &a->seed) < 0) {
+			break;
+		case 's':
+			if (parse_seed(optarg, &a->seed) < 0) {
 				nl_cli_error(
 					CMD,
 					"--seed wants a whole number >= 0, "
 					"not \"%s\"",
-					v);
+					optarg);
 				return -1;
 			}
-		} else if ((v = nl_cli_option("report", argc, argv, &i,
-					      &missing))) {
-			a->report = v;
-		} else if (missing) {
-			nl_cli_error(CMD, "%s wants a value", argv[i]);
-			return -1;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			nl_cli_error(CMD,
-				     "unknown option \"%s\" (valid: --policy, "
-				     "--os, --seed, --report, --param)",
-				     argv[i]);
-			return -1;
-		} else if (!a->scenario) {
-			a->scenario = argv[i];
-		} else {
-			nl_cli_error(CMD,
-				     "one scenario at a time (got \"%s\" "
-				     "and \"%s\")",
-				     a->scenario, argv[i]);
+			break;
+		case 'r':
+			a->report = optarg;
+			break;
+		case 'P':
+			if (nl_cli_param(CMD, &a->o.params, optarg) < 0)
+				return -1;
+			break;
+		case 'h':
+			nl_cli_usage(CMD, stdout);
+			return 1;
+		default:
 			return -1;
 		}
+	}
+	for (int i = optind; i < argc; i++) {
+		if (!a->scenario) {
+			a->scenario = argv[i];
+			continue;
+		}
+		nl_cli_error(CMD,
+			     "one scenario at a time (got \"%s\" and \"%s\")",
+			     a->scenario, argv[i]);
+		return -1;
 	}
 	if (!a->scenario) {
 		nl_cli_error(CMD, "usage: numalot sim SCENARIO.json "
@@ -314,8 +327,9 @@ int nl_cmd_sim(int argc, char **argv)
 	char err[1024];
 	int rc, status;
 
-	if (parse_args(argc, argv, &a) < 0)
-		return NL_EXIT_USAGE;
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc > 0 ? NL_EXIT_OK : NL_EXIT_USAGE;
 	rc = nl_scenario_load(a.scenario, &sc, err, sizeof(err));
 	if (rc < 0) {
 		nl_cli_error(CMD, "%s", err);

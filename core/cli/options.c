@@ -11,31 +11,11 @@
 void nl_cli_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "numalot %s: ", cmd);
+	fprintf(stderr, "numalot%s%s: ", *cmd ? " " : "", cmd);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-const char *nl_cli_option(const char *name, int argc, char **argv, int *i,
-			  int *missing)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(name);
-
-	*missing = 0;
-	if (strncmp(a, "--", 2) || strncmp(a + 2, name, n))
-		return NULL;
-	if (a[2 + n] == '=')
-		return a + 3 + n;
-	if (a[2 + n])
-		return NULL;
-	if (*i + 1 >= argc) {
-		*missing = 1;
-		return NULL;
-	}
-	return argv[++*i];
 }
 
 int nl_cli_param(const char *cmd, struct nl_policy_params *p, const char *kv)
@@ -76,21 +56,28 @@ int nl_cli_write_json(const char *cmd, const char *path, struct json_object *o)
 	return 0;
 }
 
-int nl_cli_run_option(const char *cmd, int argc, char **argv, int *i,
-		      struct nl_run_opts *o, int *missing)
+int nl_cli_set_os(const char *cmd, const char *mode, struct nl_run_opts *o)
 {
-	const char *v;
-	if ((v = nl_cli_option("param", argc, argv, i, missing)))
-		return nl_cli_param(cmd, &o->params, v) < 0 ? -1 : 1;
-	if (!(v = nl_cli_option("os", argc, argv, i, missing)))
-		return 0;
-	if (nl_os_mode_from_name(v, &o->os_mode) < 0) {
+	if (nl_os_mode_from_name(mode, &o->os_mode) < 0) {
 		nl_cli_error(
 			cmd,
-			"unknown operating system model \"%s\" (valid: %s)", v,
-			nl_os_mode_names());
+			"unknown operating system model \"%s\" (valid: %s)",
+			mode, nl_os_mode_names());
 		return -1;
 	}
 	o->os_set = 1;
-	return 1;
+	return 0;
+}
+
+void nl_args_start(void)
+{
+	nl_getopt_start();
+}
+
+int nl_args_next(const char *cmd, int argc, char **argv, const char *shortopts,
+		 const struct option *longopts)
+{
+	char prog[64];
+	snprintf(prog, sizeof(prog), "numalot%s%s", *cmd ? " " : "", cmd);
+	return nl_getopt(prog, stderr, argc, argv, shortopts, longopts);
 }

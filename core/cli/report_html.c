@@ -387,28 +387,3 @@ int nl_report_pictures(const char *html, const char *svg_prefix, char **files,
 	rv_free(&set);
 	return rc ? NL_EXIT_FAIL : NL_EXIT_OK;
 }
-
-int nl_report_picture_options(int *argc, char **argv, const char **html,
-			      const char **svg)
-{
-	int j = 1;
-
-	for (int i = 1; i < *argc; i++) {
-		const char *v;
-		int missing = 0;
-		if ((v = nl_cli_option("html", *argc, argv, &i, &missing)))
-			*html = v;
-		else if (!missing &&
-			 (v = nl_cli_option("svg", *argc, argv, &i, &missing)))
-			*svg = v;
-		if (missing) {
-			nl_cli_error(CMD, "%s wants a value", argv[i]);
-			return -1;
-		}
-		if (!v)
-			argv[j++] = argv[i];
-	}
-	*argc = j;
-	argv[j] = NULL;
-	return 0;
-}

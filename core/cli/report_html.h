@@ -3,13 +3,6 @@
 #define NUMALOT_CLI_REPORT_HTML_H
 
 /*
- * Take --html=FILE and --svg=PREFIX out of argv[1..*argc-1], keeping the
- * rest in order (*argc updated). 0, or -1 after printing why.
- */
-int nl_report_picture_options(int *argc, char **argv, const char **html,
-			      const char **svg);
-
-/*
  * Draw the reports in files: one self-contained page at html, and/or
  * PREFIX-timeline.svg (PREFIX-timeline-N.svg for the Nth of several
  * reports), PREFIX-roofline.svg and PREFIX-locality.svg. Files that are

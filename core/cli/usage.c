@@ -1,0 +1,126 @@
+/* numalot command line: each command's usage (numalot(1)). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "model.h"
+#include "policy.h"
+#include "run.h"
+
+static const struct {
+	const char *cmd, *text;
+} usages[] = {
+	{"sim",
+	 "usage: numalot sim SCENARIO.json [OPTIONS]\n"
+	 "Run a scenario on the simulated NUMA node under a policy or "
+	 "a baseline.\n"
+	 "  --policy=P          a policy or baseline (default imar2)\n"
+	 "  --os=MODE           the modelled OS (default linux)\n"
+	 "  --seed=N            the random generator's seed (default 1)\n"
+	 "  --report=FILE       write the JSON report\n"
+	 "  --param KEY=VALUE   a policy parameter (repeatable)\n"
+	 "  -h, --help          this text\n"},
+	{"bench",
+	 "usage: numalot bench [OPTIONS] [SCENARIO.json|FOLDER ...]\n"
+	 "Every scenario (default etc/scenarios/set/) under every policy "
+	 "and baseline,\ncompared with linux and the best fixed placement.\n"
+	 "  --policies=LIST     comma-separated policies and baselines\n"
+	 "  --seeds=N           seeds per scenario (default 5)\n"
+	 "  --jobs=N            processes in parallel (default: the CPUs)\n"
+	 "  --json=FILE --svg=FILE --html=FILE   the results as files\n"
+	 "  --param KEY=VALUE   a policy parameter (repeatable)\n"
+	 "  --os=MODE           the modelled OS (default linux)\n"
+	 "  -h, --help          this text\n"},
+	{"run", "usage: numalot run [OPTIONS] [--] CMD [ARGS]\n"
+		"Start CMD and manage its threads until it exits (its exit "
+		"status is numalot's).\n"},
+	{"attach", "usage: numalot attach [OPTIONS] PID...\n"
+		   "Manage running processes until they exit or "
+		   "SIGINT/SIGTERM.\n"},
+	{"info", "usage: numalot info [--topology=SPEC] [--json]\n"
+		 "This node's topology, counters (and why not), NUMA "
+		 "balancing, policies.\n"
+		 "  --topology=SPEC     an hwloc XML file or synthetic "
+		 "description\n"
+		 "  --json              as JSON\n"
+		 "  -h, --help          this text\n"},
+	{"status", "usage: numalot status [--socket=PATH] [--json]\n"
+		   "The job steps the node's agent numalotd manages.\n"
+		   "  --socket=PATH       the agent's socket (default "
+		   "/run/numalot/numalotd.sock)\n"
+		   "  --json              the agent's reply as it is\n"
+		   "  -h, --help          this text\n"},
+	{"request", "usage: numalot request [--socket=PATH] JSON\n"
+		    "Send one protocol request to numalotd and print its "
+		    "reply.\n"
+		    "  --socket=PATH       the agent's socket (default "
+		    "/run/numalot/numalotd.sock)\n"
+		    "  -h, --help          this text\n"},
+	{"report",
+	 "usage: numalot report [OPTIONS] REPORT.json|FOLDER...\n"
+	 "Summarise numalot's JSON reports (a folder: its *.json files). "
+	 "Slurm reports\nare also tabled per job: a row per node and step, "
+	 "then the job's totals.\n"
+	 "  --json              the per-job table and totals as JSON, on "
+	 "stdout\n"
+	 "  --html=FILE         the reports drawn as one page\n"
+	 "  --svg=PREFIX        ...as SVG files PREFIX-*.svg\n"
+	 "  -h, --help          this text\n"},
+	{"version", "usage: numalot version\nPrint numalot's version.\n"},
+};
+
+static const char run_options[] =
+	"  --policy=P          the policy (default imar2)\n"
+	"  --period=SECONDS    the sampling period\n"
+	"  --counters=auto|papi|perf|software   the counter backend\n"
+	"  --report=FILE       write the JSON report at the end\n"
+	"  --param KEY=VALUE   a policy parameter (repeatable)\n"
+	"  --seed=N            the lottery's seed (default 1)\n"
+	"  --topology=SPEC     decide on this topology (hwloc XML or "
+	"synthetic)\n"
+	"  --children          manage the processes they start too\n"
+	"  --keep-bindings     never move a thread outside its own "
+	"binding\n"
+	"  -h, --help          this text\n";
+
+static void all_usage(FILE *f)
+{
+	fprintf(f, "usage: numalot COMMAND [OPTIONS]\n"
+		   "       numalot COMMAND --help\n\n"
+		   "commands:\n"
+		   "  sim       run a scenario on the simulated NUMA node\n"
+		   "  bench     every scenario under every policy and "
+		   "baseline\n"
+		   "  run       start a command and manage its threads\n"
+		   "  attach    manage running processes\n"
+		   "  info      topology, counters, NUMA balancing, "
+		   "policies\n"
+		   "  status    the job steps the node's agent manages\n"
+		   "  request   one protocol request to the agent\n"
+		   "  report    summarise reports; a job's table; draw "
+		   "them\n"
+		   "  version   print the version\n\n"
+		   "options: -h, --help (this text), --version\n"
+		   "See numalot(1).\n");
+}
+
+void nl_cli_usage(const char *cmd, FILE *f)
+{
+	for (size_t i = 0; i < sizeof(usages) / sizeof(usages[0]); i++) {
+		if (strcmp(cmd, usages[i].cmd))
+			continue;
+		fputs(usages[i].text, f);
+		if (!strcmp(cmd, "run") || !strcmp(cmd, "attach"))
+			fputs(run_options, f);
+		if (!strcmp(cmd, "sim"))
+			fprintf(f,
+				"policies and baselines: %s\nOS models: %s\n",
+				nl_run_names(), nl_os_mode_names());
+		else if (!strcmp(cmd, "run") || !strcmp(cmd, "attach"))
+			fprintf(f, "policies: %s\n", nl_policy_names());
+		else if (!strcmp(cmd, "bench"))
+			fprintf(f, "OS models: %s\n", nl_os_mode_names());
+		return;
+	}
+	all_usage(f);
+}
