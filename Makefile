@@ -89,8 +89,8 @@ PROTO_LIB := $(BUILD)/libnumalot-protocol.a
 AGENT_LIB := $(BUILD)/libnumalotd.a
 # Tests link every part; the plugin's parts that need no Slurm (the
 # plugstack parser, the site's files) for their tests, first.
-TEST_LINK := $(BUILD)/spank/site.o $(BUILD)/spank/collect.o $(AGENT_LIB) \
-	$(PROTO_LIB) $(LIB)
+TEST_LINK := $(BUILD)/spank/site.o $(BUILD)/spank/collect.o \
+	$(BUILD)/spank/report_path.o $(AGENT_LIB) $(PROTO_LIB) $(LIB)
 NUMALOT := $(BUILD)/numalot
 # The plugin: its own position-independent objects (and the engine's
 # report digest, for the site log).
@@ -182,9 +182,11 @@ $(BUILD)/fuzz/fuzz_protocol: tests/fuzz/fuzz_protocol.c $(PROTO_SRC) \
 	$(CLANG) $(FUZZ_CFLAGS) $(INC_core/protocol) -o $@ $< $(PROTO_SRC) \
 		core/util.c $(shell pkg-config --libs json-c)
 
-$(BUILD)/fuzz/fuzz_site: tests/fuzz/fuzz_site.c spank/site.c spank/site.h
+$(BUILD)/fuzz/fuzz_site: tests/fuzz/fuzz_site.c spank/site.c spank/site.h \
+	spank/report_path.c spank/report_path.h
 	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_CFLAGS) $(INC_spank) -o $@ $< spank/site.c -lm
+	$(CLANG) $(FUZZ_CFLAGS) $(INC_spank) -o $@ $< spank/site.c \
+		spank/report_path.c -lm
 
 # The plain pass runs the fuzz targets briefly (where clang is).
 test-bin: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(TESTS) \

@@ -18,6 +18,7 @@
 
 #include <json-c/json.h>
 
+#include "collect.h"
 #include "rwrite.h"
 #include "version.h"
 #include "util.h"
@@ -330,22 +331,6 @@ int nl_agentctl_register(const struct nl_site *s, const struct nl_request *q,
 }
 
 /* Write a report, safely, as uid (docs/slurm.md). 0 or an errno. */
-static int write_as(const char *path, const char *text, uid_t uid, gid_t gid,
-		    const gid_t *groups, int ngroups, uint32_t job,
-		    uint32_t step)
-{
-	struct nl_write_as o = {.uid = uid,
-				.gid = gid,
-				.groups = groups,
-				.ngroups = ngroups,
-				.mode = 0644,
-				.timeout_ms = 10000,
-				.keep_data = 1,
-				.job = job,
-				.step = step};
-	return nl_write_report_as(path, text, &o);
-}
-
 static struct json_object *lost_report(const char *reason)
 {
 	struct json_object *r = json_object_new_object();
@@ -355,13 +340,17 @@ static struct json_object *lost_report(const char *reason)
 	return r;
 }
 
+static void log_error(const char *msg)
+{
+	slurm_error("%s", msg);
+}
+
 /* Who the step is: what a report needs to be written safely. */
 struct step_id {
 	uint32_t job, step;
 	uid_t uid;
 	gid_t gid, *groups;
 	int ngroups;
-	char node[64], user[64];
 };
 
 /* The job's identity from Slurm. 0, or -1: nothing can be written. */
@@ -378,9 +367,6 @@ static int step_identity(spank_t sp, struct step_id *id)
 		id->groups = NULL;
 		id->ngroups = 0;
 	}
-	gethostname(id->node, sizeof(id->node) - 1);
-	struct passwd *pw = getpwuid(id->uid);
-	snprintf(id->user, sizeof(id->user), "%s", pw ? pw->pw_name : "");
 	return 0;
 }
 
@@ -417,23 +403,23 @@ static struct json_object *agent_report(const struct nl_site *s,
  * answer within wait= already (the step does not wait on it twice).
  */
 static struct json_object *step_report(const struct nl_site *s,
-				       const struct step_id *id, int attempted,
-				       int registered, const char *reason,
-				       int unanswered)
+				       const struct step_id *id,
+				       const struct nl_step_end *e)
 {
+	const char *reason = e->reason && *e->reason ? e->reason : NULL;
 	struct json_object *r;
 	char why[400];
 	int rc;
 
-	if (attempted <= 0 || unanswered)
-		return lost_report(reason && *reason ? reason
-				   : attempted > 0   ? "no answer"
-						     : "not started");
+	if (e->attempted <= 0 || e->unanswered)
+		return lost_report(reason	      ? reason
+				   : e->attempted > 0 ? "no answer"
+						      : "not started");
 	r = agent_report(s, id, &rc);
 	if (r)
 		return r;
-	if (registered == 0)
-		return lost_report(reason && *reason ? reason : "not started");
+	if (e->registered == 0)
+		return lost_report(reason ? reason : "not started");
 	snprintf(why, sizeof(why),
 		 "the agent was lost during the step (%s); its threads ran on "
 		 "where they were",
@@ -442,77 +428,108 @@ static struct json_object *step_report(const struct nl_site *s,
 	return lost_report(why);
 }
 
-/* Add the step's Slurm identity, unless the agent's report has it. */
-static void add_slurm(struct json_object *r, const struct step_id *id)
+/*
+ * What Slurm says of the step (its node by Slurm's name), a warning when
+ * some task was not taken, and the name of a task that ended before the
+ * agent took it over (it had not run its program yet).
+ */
+static void add_slurm(struct json_object *r, const struct step_id *id,
+		      const struct nl_step_end *e)
 {
-	struct json_object *sl;
+	struct json_object *sl, *pr, *v;
 
-	if (json_object_object_get_ex(r, "slurm", &sl))
+	if (!json_object_object_get_ex(r, "slurm", &sl) ||
+	    !json_object_is_type(sl, json_type_object)) {
+		sl = json_object_new_object();
+		json_object_object_add(sl, "job",
+				       json_object_new_int64(id->job));
+		json_object_object_add(sl, "step",
+				       json_object_new_int64(id->step));
+		json_object_object_add(sl, "uid",
+				       json_object_new_int64(id->uid));
+		json_object_object_add(r, "slurm", sl);
+	}
+	json_object_object_add(sl, "node", json_object_new_string(e->node));
+	if (e->failed && e->registered > 0)
+		json_object_object_add(r, "warning",
+				       json_object_new_string(e->reason));
+	if (!e->program || !*e->program ||
+	    !json_object_object_get_ex(r, "processes", &pr) ||
+	    !json_object_is_type(pr, json_type_array))
 		return;
-	sl = json_object_new_object();
-	json_object_object_add(sl, "job", json_object_new_int64(id->job));
-	json_object_object_add(sl, "step", json_object_new_int64(id->step));
-	json_object_object_add(sl, "uid", json_object_new_int64(id->uid));
-	json_object_object_add(sl, "node", json_object_new_string(id->node));
-	json_object_object_add(r, "slurm", sl);
+	for (size_t i = 0; i < json_object_array_length(pr); i++) {
+		struct json_object *p = json_object_array_get_idx(pr, i);
+		if (json_object_object_get_ex(p, "name", &v) && !v &&
+		    json_object_object_get_ex(p, "taken_over", &v))
+			json_object_object_add(
+				p, "name", json_object_new_string(e->program));
+	}
 }
 
-/* The user's report (as the user) and the site copy (as root). */
-static void write_reports(const struct nl_site *s, const struct step_id *id,
-			  const char *body, const char *pattern,
-			  const char *cwd)
+/* The user's report, as the user (docs/slurm.md): its folder (a folder
+ * per job by default) made as the user too. -1 if it was not written. */
+static int write_user_copy(const struct step_id *id, const char *path,
+			   const char *body)
 {
-	char path[4096];
-	int rc;
+	struct nl_write_as o = {.uid = id->uid,
+				.gid = id->gid,
+				.groups = id->groups,
+				.ngroups = id->ngroups,
+				.mode = 0644,
+				.dir_mode = 0755,
+				.timeout_ms = 10000,
+				.keep_data = 1,
+				.job = id->job,
+				.step = id->step};
+	int rc = nl_write_report_as(path, body, &o);
 
-	if (nl_report_path(pattern[0] ? pattern : "numalot-%j.%s.%N.json", cwd,
-			   id->job, id->step, id->node, id->user, path,
-			   sizeof(path)) < 0)
-		slurm_error("numalot: report path too long");
-	else if ((rc = write_as(path, body, id->uid, id->gid, id->groups,
-				id->ngroups, id->job, id->step)) == EALREADY)
+	if (rc == EALREADY)
 		slurm_info("numalot: kept the report the agent wrote to %s",
 			   path);
 	else if (rc)
 		slurm_error("numalot: cannot write the report %s: %s (an older "
 			    "file there is left as it was)",
-			    path, strerror(rc));
-	if (s->report_dir[0] &&
-	    nl_report_path("numalot-%j.%s.%N.json", s->report_dir, id->job,
-			   id->step, id->node, id->user, path,
-			   sizeof(path)) == 0 &&
-	    (rc = write_as(path, body, 0, 0, NULL, 0, id->job, id->step)) &&
-	    rc != EALREADY)
-		slurm_error("numalot: cannot write the site copy %s: %s", path,
-			    strerror(rc));
+			    path,
+			    rc == EEXIST ? "a file there is not yours"
+					 : strerror(rc));
+	return rc && rc != EALREADY ? -1 : 0;
 }
 
-void nl_agentctl_finish(spank_t sp, const struct nl_site *s, int attempted,
-			int registered, int failed, const char *reason,
-			const char *pattern, const char *cwd, int unanswered)
+int nl_agentctl_finish(spank_t sp, const struct nl_site *s,
+		       const struct nl_step_end *e)
 {
 	struct step_id id;
 	struct json_object *r;
+	int rc = 0;
 
 	/* Without the job's identity nothing can be written safely. */
 	if (step_identity(sp, &id) < 0) {
 		slurm_error("numalot: cannot read the job's identity; no "
 			    "report");
-		return;
+		return -1;
 	}
-	r = step_report(s, &id, attempted, registered, reason, unanswered);
-	add_slurm(r, &id);
-	if (failed && registered > 0)
-		json_object_object_add(r, "warning",
-				       json_object_new_string(reason));
+	r = step_report(s, &id, e);
+	add_slurm(r, &id, e);
 	const char *text = json_object_to_json_string_ext(
 		r, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 			   JSON_C_TO_STRING_NOSLASHESCAPE);
 	char *body = malloc(strlen(text) + 2);
 	if (body) {
 		sprintf(body, "%s\n", text);
-		write_reports(s, &id, body, pattern, cwd);
+		if (e->user_path && e->user_path[0])
+			rc = write_user_copy(&id, e->user_path, body);
+		/* The site's copy and log line (collect.h). */
+		struct nl_collect_ids cid = {.job = id.job,
+					     .step = id.step,
+					     .uid = id.uid,
+					     .node = e->node,
+					     .user = e->user,
+					     .cluster = e->cluster};
+		nl_collect(s, body, r, &cid, log_error);
 		free(body);
+	} else {
+		rc = -1;
 	}
 	json_object_put(r);
+	return rc;
 }

@@ -29,6 +29,7 @@
 
 #include "agentctl.h"
 #include "protocol.h"
+#include "report_path.h"
 #include "site.h"
 #include "version.h"
 
@@ -38,8 +39,10 @@ SPANK_PLUGIN(numalot, 1);
 #define NUMALOT_AGENT_PATH "/usr/local/sbin/numalotd"
 #endif
 
-#define STEP_EXTERN 0xfffffffcu
+/* Slurm's steps that are not srun's (slurm.h). */
+#define STEP_INTERACTIVE 0xfffffffau
 #define STEP_BATCH 0xfffffffbu
+#define STEP_EXTERN 0xfffffffcu
 
 static struct nl_site site;
 static int site_ready;
@@ -61,6 +64,13 @@ static struct {
 	char reason[320];
 	char cwd[PATH_MAX];
 	double deadline_ms; /* the end of the step's wait= budget */
+	int user_copy;	    /* the user gets a report (user_reports=) */
+	char pattern[1024]; /* where it goes (%N added on several nodes) */
+	int added_node;	    /* ...because the user's named one file */
+	uint32_t ntasks;    /* tasks of the step on this node */
+	uint32_t exited;    /* ...that have ended */
+	int finished;	    /* the report is written */
+	char program[64];   /* what the step runs */
 } step;
 
 static void complain(const char *msg)
@@ -82,9 +92,9 @@ static struct spank_option numalot_options[] = {
 	 "this cluster allows.",
 	 1, 0, opt_policy},
 	{"numalot-report", "PATTERN",
-	 "Where numalot writes its JSON report of each step (%j job, %s "
-	 "step, %N node, %u user; default numalot-%j.%s.%N.json in the "
-	 "working directory).",
+	 "Where numalot writes its JSON report of each step and node, with "
+	 "srun's tokens (%j job, %s step, %N node, %u user, %x job name...; "
+	 "default " NL_REPORT_PATTERN " in the working directory).",
 	 1, 0, opt_report},
 	{"numalot-bindings", "keep|free",
 	 "keep: numalot never moves a task's thread outside the task's own "
@@ -143,11 +153,22 @@ static int opt_policy(int val, const char *optarg, int remote)
 
 static int opt_report(int val, const char *optarg, int remote)
 {
+	char msg[200];
 	(void)val;
-	if (!optarg || !*optarg || strlen(optarg) >= sizeof(user_report)) {
-		slurm_error("numalot: invalid --numalot-report pattern");
+	if (!optarg || strlen(optarg) >= sizeof(user_report) - 8) {
+		slurm_error("numalot: --numalot-report: the pattern is over "
+			    "%zu characters",
+			    sizeof(user_report) - 8);
 		return remote ? 0 : -1;
 	}
+	if (nl_path_check(optarg, msg, sizeof(msg)) < 0) {
+		slurm_error("numalot: --numalot-report=%s: %s", optarg, msg);
+		return remote ? 0 : -1;
+	}
+	if (!remote && site.user_reports == NL_USER_REPORTS_NEVER)
+		slurm_info("numalot: this cluster keeps numalot's reports for "
+			   "its administrators (user_reports=never): "
+			   "--numalot-report is ignored");
 	strcpy(user_report, optarg);
 	return 0;
 }
@@ -199,6 +220,120 @@ static double mono_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+static void node_name_now(spank_t sp, char *buf, size_t len);
+
+/*
+ * Slurm's name of this node (the one %N stands for): SLURMD_NODENAME once
+ * the tasks have started, before that the last part of
+ * SLURM_TOPOLOGY_ADDR, and without either the host's short name.
+ */
+static void node_name(spank_t sp, char *buf, size_t len)
+{
+	/* The first answer holds for the whole step: the report the agent
+	 * hands over and the plugin's are one file. */
+	static char known[64];
+	if (!known[0])
+		node_name_now(sp, known, sizeof(known));
+	snprintf(buf, len, "%s", known);
+}
+
+/* The start of v into buf (len >= 1): a node's name is short. */
+static void copy_name(char *buf, size_t len, const char *v)
+{
+	size_t n = strnlen(v, len - 1);
+	memcpy(buf, v, n);
+	buf[n] = 0;
+}
+
+static void node_name_now(spank_t sp, char *buf, size_t len)
+{
+	char v[256];
+	if (spank_getenv(sp, "SLURMD_NODENAME", v, sizeof(v)) ==
+		    ESPANK_SUCCESS &&
+	    v[0]) {
+		copy_name(buf, len, v);
+		return;
+	}
+	if (spank_getenv(sp, "SLURM_TOPOLOGY_ADDR", v, sizeof(v)) ==
+		    ESPANK_SUCCESS &&
+	    v[0]) {
+		const char *dot = strrchr(v, '.');
+		copy_name(buf, len, dot && dot[1] ? dot + 1 : v);
+		return;
+	}
+	if (gethostname(v, sizeof(v) - 1) < 0)
+		v[0] = 0;
+	v[sizeof(v) - 1] = 0;
+	v[strcspn(v, ".")] = 0;
+	copy_name(buf, len, v);
+}
+
+/* What srun's file name tokens stand for on this node (report_path.h). */
+struct step_names {
+	struct nl_path_ids ids;
+	char node[64], user[64], job_name[256], cluster[64];
+};
+
+static void step_names(spank_t sp, struct step_names *n)
+{
+	struct passwd *pw;
+	uid_t uid = 0;
+	memset(n, 0, sizeof(*n));
+	spank_get_item(sp, S_JOB_ID, &n->ids.job);
+	spank_get_item(sp, S_JOB_STEPID, &n->ids.step);
+	n->ids.array_job = n->ids.job;
+	n->ids.array_task = 0xfffffffeu; /* srun's %a outside an array */
+	spank_get_item(sp, S_JOB_ARRAY_ID, &n->ids.array_job);
+	spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &n->ids.array_task);
+	if (!n->ids.array_job)
+		n->ids.array_job = n->ids.job;
+	spank_get_item(sp, S_JOB_NODEID, &n->ids.node_index);
+	if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, 0u,
+			   &n->ids.first_task) != ESPANK_SUCCESS)
+		n->ids.first_task = n->ids.node_index;
+	node_name(sp, n->node, sizeof(n->node));
+	if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS &&
+	    (pw = getpwuid(uid)))
+		snprintf(n->user, sizeof(n->user), "%s", pw->pw_name);
+	if (spank_getenv(sp, "SLURM_JOB_NAME", n->job_name,
+			 sizeof(n->job_name)) != ESPANK_SUCCESS)
+		n->job_name[0] = 0;
+	if (spank_getenv(sp, "SLURM_CLUSTER_NAME", n->cluster,
+			 sizeof(n->cluster)) != ESPANK_SUCCESS)
+		n->cluster[0] = 0;
+	n->ids.node = n->node;
+	n->ids.user = n->user;
+	n->ids.job_name = n->job_name;
+}
+
+/* Whether the user gets a report, and where (docs/slurm.md). */
+static void plan_report(spank_t sp)
+{
+	uint32_t nnodes = 1;
+	int argc = 0;
+	char **argv = NULL;
+	const char *pattern = user_report[0] ? user_report : NL_REPORT_PATTERN;
+
+	step.user_copy = site.user_reports == NL_USER_REPORTS_ALWAYS ||
+			 (site.user_reports == NL_USER_REPORTS_REQUEST &&
+			  (user_choice >= 0 || user_report[0]));
+	snprintf(step.pattern, sizeof(step.pattern), "%s", pattern);
+	/* A step on several nodes never writes two nodes to one file. */
+	if (spank_get_item(sp, S_JOB_NNODES, &nnodes) == ESPANK_SUCCESS &&
+	    nnodes > 1 && !nl_path_per_node(pattern) &&
+	    nl_path_add_node(pattern, step.pattern, sizeof(step.pattern)) == 0)
+		step.added_node = 1;
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &step.ntasks) !=
+	    ESPANK_SUCCESS)
+		step.ntasks = 0;
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) == ESPANK_SUCCESS &&
+	    argc > 0 && argv && argv[0]) {
+		const char *slash = strrchr(argv[0], '/');
+		/* As the kernel names a process: 15 characters. */
+		snprintf(step.program, 16, "%s", slash ? slash + 1 : argv[0]);
+	}
+}
+
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	uint32_t stepid = 0;
@@ -218,11 +353,13 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	if (spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
 		return 0;
 	/* The extern step runs no user code; the batch step is the job
-	 * script (its sruns are steps of their own). */
+	 * script and salloc's interactive step the user's shell (the sruns
+	 * they start are steps of their own). */
 	step.active = step.choice != NL_CHOICE_OFF && stepid != STEP_EXTERN &&
-		      stepid != STEP_BATCH;
+		      stepid != STEP_BATCH && stepid != STEP_INTERACTIVE;
 	if (!step.active || getuid() != 0)
 		return 0;
+	plan_report(sp);
 	/* Before the tasks are forked, so that a task can tell its user
 	 * (task_init) when the agent is not there. The step waits on the
 	 * agent at most wait= in all (docs/slurm.md). */
@@ -292,7 +429,17 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 
-	if (!spank_remote(sp) || !step.active || step.failed)
+	if (!spank_remote(sp) || !step.active)
+		return 0;
+	/* The task's working folder, where a relative report goes (even
+	 * one that says the agent failed). */
+	if (!step.cwd[0] &&
+	    spank_get_item(sp, S_TASK_PID, &pid) == ESPANK_SUCCESS) {
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
+		ssize_t n = readlink(link, step.cwd, sizeof(step.cwd) - 1);
+		step.cwd[n > 0 ? n : 0] = 0;
+	}
+	if (step.failed)
 		return 0;
 	if (spank_get_item(sp, S_JOB_ID, &q.job) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &q.step) != ESPANK_SUCCESS ||
@@ -314,27 +461,21 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 		q.nparams++;
 	}
 	cpu_list(pid, q.cpus, sizeof(q.cpus));
-	if (!step.cwd[0]) {
-		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
-		ssize_t n = readlink(link, step.cwd, sizeof(step.cwd) - 1);
-		step.cwd[n > 0 ? n : 0] = 0;
-	}
 	if (!step.deadline_ms)
 		step.deadline_ms = mono_ms() + site.wait_s * 1e3;
 	/* Where the user's report goes, so that an agent that is stopped
-	 * can hand it over itself (docs/protocol.md). */
+	 * can hand it over itself (docs/protocol.md), and the node's name
+	 * for its reports. */
 	{
-		char node[64] = "", user[64] = "";
-		struct passwd *pw = getpwuid(uid);
+		struct step_names n;
 		gid_t gid;
-		gethostname(node, sizeof(node) - 1);
-		snprintf(user, sizeof(user), "%s", pw ? pw->pw_name : "");
-		if (nl_report_path(user_report[0] ? user_report
-						  : "numalot-%j.%s.%N.json",
-				   step.cwd, q.job, q.step, node, user,
-				   q.report, sizeof(q.report)) < 0 ||
+		step_names(sp, &n);
+		if (!step.user_copy ||
+		    nl_path_expand(step.pattern, step.cwd, &n.ids, q.report,
+				   sizeof(q.report)) < 0 ||
 		    q.report[0] != '/')
 			q.report[0] = 0;
+		snprintf(q.node, sizeof(q.node), "%s", n.node);
 		if (spank_get_item(sp, S_JOB_GID, &gid) == ESPANK_SUCCESS) {
 			q.gid = gid;
 			q.has_gid = 1;
@@ -357,16 +498,70 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+/* The step's report, once, from the first of task_exit (the last task)
+ * and exit. */
+static void finish(spank_t sp)
+{
+	struct step_names n;
+	char path[4096] = "";
+
+	if (step.finished || (step.registered == 0 && !step.failed))
+		return;
+	step.finished = 1;
+	step_names(sp, &n);
+	if (step.user_copy && nl_path_expand(step.pattern, step.cwd, &n.ids,
+					     path, sizeof(path)) < 0) {
+		slurm_error("numalot: --numalot-report=%s makes a path over "
+			    "%zu characters; no report for the user",
+			    step.pattern, sizeof(path));
+		path[0] = 0;
+	}
+	struct nl_step_end e = {.attempted = step.attempted,
+				.registered = step.registered,
+				.failed = step.failed,
+				.unanswered = step.unanswered,
+				.reason = step.reason,
+				.user_path = path,
+				.node = n.node,
+				.user = n.user,
+				.cluster = n.cluster,
+				.program = step.program};
+	nl_agentctl_finish(sp, &site, &e);
+	/* Said once, by the step's first node: every node writes its own. */
+	if (step.user_copy && step.added_node && n.ids.node_index == 0) {
+		fprintf(stderr,
+			"numalot: --numalot-report=%s names one file for the "
+			"step's nodes: each node writes its own, %s\n",
+			user_report, step.pattern);
+		slurm_info("numalot: --numalot-report=%s: each node writes %s",
+			   user_report, step.pattern);
+	}
+}
+
+/*
+ * As root in slurmstepd when a task ends. When the node's last task has
+ * ended, the report is fetched and written here rather than in exit: the
+ * step's output still reaches srun, so a report that cannot be written is
+ * told to the user (slurm_error shows on srun's stderr).
+ */
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (!spank_remote(sp) || !step.active || getuid() != 0)
+		return 0;
+	step.exited++;
+	if (step.ntasks > 0 && step.exited >= step.ntasks)
+		finish(sp);
+	return 0;
+}
+
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
 	if (!spank_remote(sp) || !step.active || getuid() != 0)
 		return 0;
-	if (step.registered == 0 && !step.failed)
-		return 0;
-	nl_agentctl_finish(sp, &site, step.attempted, step.registered,
-			   step.failed, step.reason, user_report, step.cwd,
-			   step.unanswered);
+	finish(sp);
 	return 0;
 }

@@ -280,33 +280,3 @@ int nl_site_check_period(const struct nl_site *s, const char *value,
 	}
 	return 0;
 }
-
-int nl_report_path(const char *pattern, const char *cwd, unsigned job,
-		   unsigned stepid, const char *node, const char *user,
-		   char *out, size_t len)
-{
-	size_t n = 0;
-	if (pattern[0] != '/' && cwd && cwd[0])
-		n = (size_t)snprintf(out, len, "%s/", cwd);
-	for (const char *p = pattern; *p && n < len; p++) {
-		if (*p != '%' || !p[1]) {
-			out[n++] = *p;
-			continue;
-		}
-		p++;
-		if (*p == 'j')
-			n += (size_t)snprintf(out + n, len - n, "%u", job);
-		else if (*p == 's')
-			n += (size_t)snprintf(out + n, len - n, "%u", stepid);
-		else if (*p == 'N')
-			n += (size_t)snprintf(out + n, len - n, "%s", node);
-		else if (*p == 'u')
-			n += (size_t)snprintf(out + n, len - n, "%s", user);
-		else if (n < len)
-			out[n++] = *p; /* %% and unknown: the character */
-	}
-	if (n >= len)
-		return -1;
-	out[n] = 0;
-	return 0;
-}

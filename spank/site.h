@@ -69,9 +69,4 @@ int nl_site_check_choice(const struct nl_site *s, const char *value,
 int nl_site_check_period(const struct nl_site *s, const char *value,
 			 double *out, char *msg, size_t len);
 
-/* Expand %j %s %N %u %% of pattern into out. 0, or -1 if too long. */
-int nl_report_path(const char *pattern, const char *cwd, unsigned job,
-		   unsigned stepid, const char *node, const char *user,
-		   char *out, size_t len);
-
 #endif

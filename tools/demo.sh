@@ -55,8 +55,8 @@ sleep 2
 wait
 tail -n 1 lbma.out imar2.out
 
-say "their reports (numalot report numalot-*.json)"
-"$ROOT/$B/numalot" report numalot-*.json
+say "their reports, a folder per job (numalot report numalot-*/)"
+"$ROOT/$B/numalot" report numalot-*/
 
 say "the agent's log"
 cat agent.log

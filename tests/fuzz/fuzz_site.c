@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_path.h"
 #include "site.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -38,6 +39,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < ac; i++) {
 		nl_site_check_choice(&s, av[i], &c, msg, sizeof(msg));
 		nl_site_check_period(&s, av[i], &p, msg, sizeof(msg));
+		/* ...and as a --numalot-report pattern. */
+		struct nl_path_ids ids = {.job = 1,
+					  .node = av[i],
+					  .user = "u",
+					  .job_name = av[i]};
+		char out[64], more[64];
+		int ok = nl_path_check(av[i], msg, sizeof(msg)) == 0;
+		if (nl_path_expand(av[i], "/w", &ids, out, sizeof(out)) == -2 &&
+		    ok)
+			abort(); /* checked good, expanded bad */
+		if (nl_path_add_node(av[i], more, sizeof(more)) == 0 && ok &&
+		    !nl_path_per_node(more) && !strchr(av[i], '\\'))
+			abort(); /* %N added, yet not one file per node */
 	}
 	free(text);
 	return 0;

@@ -20,7 +20,7 @@ W=$B/numalot-workload
 finish() {
 	cluster_stop
 	# The logs, for a person (build/guest/run-N/ on the host).
-	[ -d /share ] && cp -r "$T/log" "$T/agent.log" "$T"/*.json "$T"/*.out /share/ 2>/dev/null
+	[ -d /share ] && cp -r "$T/log" "$T/agent.log" "$T"/*.json "$T"/numalot-* "$T"/*.out /share/ 2>/dev/null
 	rm -rf "$T"
 }
 trap finish EXIT
@@ -83,8 +83,8 @@ check "the agent runs outside the job's cgroup (${AGENT_CG:-?})" \
 	test -n "$AGENT_CG" -a -z "$CAPTURED"
 sleep 1
 check "the agent outlives the step" kill -0 "$AGENT" 2>/dev/null
-report=$(ls numalot-*.json 2>/dev/null | head -1)
-check "a report in the working directory" test -n "$report"
+report=$(ls numalot-*/*.json 2>/dev/null | head -1)
+check "a report in the job's folder of the working directory" test -n "$report"
 # The report's policy, Slurm identity, nodes, processes and threads, and
 # each process's nodes (those where its threads had CPU time), sorted.
 read -r policy step tasks rnodes procs threads nodes_of <<<"$(json "${report:-/dev/null}" \

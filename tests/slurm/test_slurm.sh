@@ -36,8 +36,8 @@ cd "$T"
 # (a) one step, lbma, four threads.
 srun -Q --numalot=lbma --numalot-period=0.2 -n1 -c2 "$W" --threads 4 --seconds 2 >a.out 2>&1
 check "(a) job exits 0" test $? -eq 0
-ra=$(ls numalot-*.json 2>/dev/null | head -1)
-check "(a) a report in the working directory" test -n "$ra"
+ra=$(ls numalot-*/*.json 2>/dev/null | head -1)
+check "(a) a report in the job's folder of the working directory" test -n "$ra"
 if [ -n "$ra" ]; then
 	check "(a) report: policy lbma" test "$(json "$ra" "r['policy']['name']")" = lbma
 	check "(a) report: the 4 threads and main" test "$(json "$ra" "len(r['threads'])")" -eq 5
@@ -49,7 +49,7 @@ if [ -n "$ra" ]; then
 	check "(a) report: without a cgroup allocation the binding is the limit" \
 		grep -q '"placement_limit": "its own CPU binding' "$ra"
 fi
-rm -f numalot-*.json
+rm -rf numalot-*/
 
 # (a4) --numalot-bindings=keep: the task's own binding is the limit.
 srun -Q --numalot=lbma --numalot-bindings=keep --numalot-period=0.2 -n1 -c1 \
@@ -133,7 +133,7 @@ SH
 sbatch -W -Q -n2 -c1 -o c.out c.sh >/dev/null 2>&1
 check "(c) batch job exits 0" test $? -eq 0
 check "(c) a report for each of the two steps" test "$(ls c-*.0.json c-*.1.json 2>/dev/null | wc -l)" -eq 2
-check "(c) no report for the batch step itself" test "$(ls numalot-*.json 2>/dev/null | wc -l)" -eq 0
+check "(c) no report for the batch step itself" test "$(ls -d numalot-* 2>/dev/null | wc -l)" -eq 0
 c0=$(ls c-*.0.json 2>/dev/null | head -1)
 c1=$(ls c-*.1.json 2>/dev/null | head -1)
 if [ -n "$c0" ] && [ -n "$c1" ]; then
@@ -192,8 +192,9 @@ mkdir -p "$T/nobody" && chmod 777 "$T/nobody"
 (cd "$T/nobody" && srun -Q --uid=nobody --numalot=lbma --numalot-period=0.2 -n1 \
 	"$W" --threads 2 --seconds 1 >/dev/null 2>&1)
 check "(f) nobody's job exits 0" test $? -eq 0
-rf=$(ls "$T"/nobody/numalot-*.json 2>/dev/null | head -1)
+rf=$(ls "$T"/nobody/numalot-*/*.json 2>/dev/null | head -1)
 check "(f) its report is owned by nobody" test -n "$rf" -a "$(stat -c %U "$rf" 2>/dev/null)" = nobody
+check "(f) ...and so is the job's folder" test "$(stat -c %U "$(dirname "${rf:-/}")")" = nobody
 sleep 60 &
 rootpid=$!
 bg+=($rootpid)
@@ -213,7 +214,7 @@ check "(g) no option: job exits 0" test $? -eq 0
 srun -Q --numalot=off -n1 "$W" --threads 2 --seconds 0.5 >/dev/null 2>&1
 check "(g) off: job exits 0" test $? -eq 0
 check "(g) no task registered with the agent" test "$(grep -c "task pid" agent.log)" -eq "$before"
-check "(g) no report written" test "$(ls numalot-*.json 2>/dev/null | wc -l)" -eq 0
+check "(g) no report written" test "$(ls -d numalot-* 2>/dev/null | wc -l)" -eq 0
 
 # (g2) an agent that cannot be started: the job runs as if numalot were
 # off; the report and the log say why.

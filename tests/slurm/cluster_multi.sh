@@ -1,0 +1,80 @@
+# numalot: a throw-away two-node Slurm cluster on this one machine, for the
+# multi-node cases. Two slurmd, nodes "nla" and "nlb" (Slurm's names, not
+# the host's), each on its own port and with its own plugstack file, so
+# that each node has its own agent socket as two real nodes would. Source
+# it (after tests/slurm/cluster.sh), then:
+#   cluster_multi_start DIR PLUGIN   (sets SLURM_CONF; plugstack files:
+#                                     DIR/plugstack{,-nla,-nlb}.conf)
+#   cluster_multi_stop               (by the PIDs it recorded)
+# CLUSTER_PORT: slurmctld's port; the nodes take the next two.
+
+CLUSTER_NODES="nla nlb"
+
+cluster_multi_stop() {
+	local f
+	for f in "${CLUSTER_DIR:-/nonexistent}"/slurmd-*.pid; do
+		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+	done
+	cluster_stop
+	for f in "${CLUSTER_DIR:-/nonexistent}"/slurmd-*.pid; do
+		[ -f "$f" ] || continue
+		for _ in $(seq 50); do
+			kill -0 "$(cat "$f")" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -9 "$(cat "$f")" 2>/dev/null
+		rm -f "$f"
+	done
+}
+
+cluster_multi_start() {
+	local dir=$1 plugin=$2 port=${CLUSTER_PORT:-16817} n host k=1
+	# The one-node cluster first (munge, the configuration), then its
+	# slurmd and slurmctld give way to two nodes.
+	cluster_start "$dir" "$plugin" || return 1
+	for f in slurmd slurmctld; do
+		kill "$(cat "$dir/$f.pid")" 2>/dev/null
+	done
+	for _ in $(seq 50); do
+		kill -0 "$(cat "$dir/slurmd.pid" 2>/dev/null)" 2>/dev/null ||
+			kill -0 "$(cat "$dir/slurmctld.pid" 2>/dev/null)" 2>/dev/null ||
+			break
+		sleep 0.1
+	done
+	rm -f "$dir/slurmd.pid"
+	host=$(hostname -s)
+	sed -i -e '/^NodeName=/d' -e '/^PartitionName=/d' \
+		-e "s|^SlurmdSpoolDir=.*|SlurmdSpoolDir=$dir/spool-%n|" \
+		-e "s|^SlurmdPidFile=.*|SlurmdPidFile=$dir/slurmd-%n.pid|" \
+		-e "s|^SlurmdLogFile=.*|SlurmdLogFile=$dir/log/slurmd-%n.log|" \
+		"$dir/slurm.conf"
+	{
+		for n in $CLUSTER_NODES; do
+			echo "NodeName=$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + k)) CPUs=$(nproc) State=UNKNOWN"
+			k=$((k + 1))
+		done
+		echo "PartitionName=test Nodes=${CLUSTER_NODES// /,} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES:4"
+		# salloc starts the user's shell as an interactive step.
+		echo "LaunchParameters=use_interactive_step"
+	} >>"$dir/slurm.conf"
+	# Each node its own plugstack file (its own agent).
+	for n in $CLUSTER_NODES; do
+		cp "$dir/plugstack.conf" "$dir/plugstack-$n.conf"
+		sed "s|^PlugStackConfig=.*|PlugStackConfig=$dir/plugstack-$n.conf|" \
+			"$dir/slurm.conf" >"$dir/slurm-$n.conf"
+	done
+	/usr/sbin/slurmctld -i -f "$SLURM_CONF" ||
+		{ cluster_log "slurmctld did not start"; return 1; }
+	for n in $CLUSTER_NODES; do
+		/usr/sbin/slurmd -N "$n" -f "$dir/slurm-$n.conf" ||
+			{ cluster_log "slurmd $n did not start"; return 1; }
+	done
+	for _ in $(seq 150); do
+		[ "$(sinfo -h -N -o %t 2>/dev/null | grep -c '^idle')" -eq 2 ] && return 0
+		sleep 0.1
+	done
+	cluster_log "the two nodes did not become idle:"
+	sinfo -N 2>&1 | head -5 >&2
+	tail -5 "$dir/log/slurmctld.log" >&2
+	return 1
+}

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# numalot with a real Slurm of two nodes on this machine (cluster_multi.sh):
+# where reports go (a folder per job, srun's tokens, never two nodes to one
+# file, %N Slurm's node name), what a site collects (user_reports=,
+# report_dir, site_log), a report that cannot be written told on srun's
+# stderr, salloc's interactive step, and the options set by #SBATCH and
+# the environment (docs/slurm.md).
+set -u
+cd "$(dirname "$0")/../.."
+B=${BUILD:-build}
+ROOT=$PWD
+if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null ||
+	! command -v munged >/dev/null; then
+	echo "skip: needs root and Slurm (make deps installs it)"
+	exit 0
+fi
+. tests/slurm/cluster.sh
+. tests/slurm/cluster_multi.sh
+T=$(mktemp -d /tmp/numalot-slurm-site.XXXXXX)
+chmod 755 "$T"
+finish() {
+	local n ap
+	for n in $CLUSTER_NODES; do
+		ap=$(agent_pid_of "$ROOT/$B/numalot" "$T/$n.sock")
+		[ -n "$ap" ] && kill "$ap" 2>/dev/null
+	done
+	cluster_multi_stop
+	[ "${KEEP:-0}" = 1 ] || rm -rf "$T"
+}
+trap finish EXIT
+. tests/lib.sh
+N="$ROOT/$B/numalot"
+W="$ROOT/$B/numalot-workload"
+BASE="agent=$ROOT/$B/numalotd topology=numa:2,core:1,pu:1 idle_exit=120"
+# plugstack ARGS...: srun's file, and each node's with its own agent.
+plugstack() {
+	local n
+	echo "required $ROOT/$B/numalot.so $BASE socket=$T/srun.sock $*" >"$T/plugstack.conf"
+	for n in $CLUSTER_NODES; do
+		echo "required $ROOT/$B/numalot.so $BASE socket=$T/$n.sock log=$T/agent-$n.log $*" \
+			>"$T/plugstack-$n.conf"
+	done
+}
+plugstack
+cluster_multi_start "$T" "$ROOT/$B/numalot.so" || { echo "not ok - cluster did not start"; exit 1; }
+plugstack
+cd "$T"
+host=$(hostname -s)
+last_job() { squeue -h -t all -o %i 2>/dev/null | sort -n | tail -1; }
+
+# (m1) A step on both nodes, no --numalot-report: a folder for the job,
+# a file per node named with Slurm's node name (not the host's).
+srun -Q -N2 -n2 --numalot=monitor --numalot-period=0.2 "$W" --threads 2 --seconds 1 >m1.out 2>&1
+check "(m1) a two-node step exits 0" test $? -eq 0
+j=$(last_job)
+check "(m1) a report per node in numalot-$j/" test -s "numalot-$j/0.nla.json" -a -s "numalot-$j/0.nlb.json"
+check "(m1) nothing else there" test "$(ls "numalot-$j" | wc -l)" -eq 2
+if [ -s "numalot-$j/0.nlb.json" ]; then
+	check "(m1) each report names its Slurm node (the host is $host)" \
+		test "$(json "numalot-$j/0.nla.json" "r['slurm']['node']") $(json "numalot-$j/0.nlb.json" "r['slurm']['node']")" = "nla nlb"
+	check "(m1) ...and holds its node's task" \
+		test "$(json "numalot-$j/0.nlb.json" "len(r['processes']), r['policy']['name']")" = "1 monitor"
+fi
+
+# (m2) A pattern that names one file on two nodes: each node writes its
+# own (%N added), and srun says so.
+srun -Q -N2 -n2 --numalot=monitor --numalot-report="$T/m2.json" "$W" --threads 1 --seconds 0.5 >m2.out 2>m2.err
+check "(m2) exits 0" test $? -eq 0
+check "(m2) never two nodes to one file" test ! -e m2.json -a -s m2.nla.json -a -s m2.nlb.json
+check "(m2) srun's stderr says so, once" \
+	test "$(grep -c "names one file for the step's nodes: each node writes its own, $T/m2.%N.json" m2.err)" -eq 1
+
+# (m3) Every token of srun(1).
+srun -Q -N2 -n2 -J tokjob --numalot=monitor \
+	--numalot-report="$T/tok-%A-%a-%J-%j-%N-%n-%s-%t-%u-%x-%%-%4j.json" true >m3.out 2>&1
+j=$(last_job)
+pj=$(printf %04d "$j")
+check "(m3) %A %a %J %j %N %n %s %t %u %x %% and padding, node nla" \
+	test -s "tok-$j-4294967294-$j.0-$j-nla-0-0-0-root-tokjob-%-$pj.json"
+check "(m3) ...node nlb (its index and first task)" \
+	test -s "tok-$j-4294967294-$j.0-$j-nlb-1-0-1-root-tokjob-%-$pj.json"
+
+# (m4) A bad token fails srun before the job, naming it.
+srun -Q -n1 --numalot=monitor --numalot-report="$T/r-%q.json" touch "$T/m4.ran" >m4.out 2>&1
+check "(m4) srun fails on an unknown token" test $? -ne 0 -a ! -e m4.ran
+check "(m4) ...naming it and the valid ones" \
+	grep -q 'unknown token "%q" (valid: %A %a %J %j %N %n %s %t %u %x %%)' m4.out
+
+# (m5) numalot report over a job's folder: a table per node, the job's
+# totals, and the merged JSON.
+j=$(ls -d numalot-* | head -1)
+"$N" report "$j" >m5.out 2>&1
+check "(m5) numalot report FOLDER exits 0" test $? -eq 0
+check "(m5) a row per node" test "$(grep -cE '^  (nla|nlb) +0 +monitor' m5.out)" -eq 2
+check "(m5) the job's totals" grep -qE "^  all +2 reports" m5.out
+"$N" report --json "$j"/*.json >m5.json
+check "(m5) --json: the job, its two nodes, totals" \
+	test "$(json m5.json "len(r['jobs']), len(r['jobs'][0]['nodes']), r['jobs'][0]['totals']['nodes']")" = "1 2 2"
+
+# (w) A report that cannot be written is told on srun's stderr.
+echo x >"$T/afile"
+srun -Q -n1 -w nla --numalot=monitor --numalot-report="$T/afile/w.json" "$W" --threads 1 --seconds 0.3 >w.out 2>w.err
+check "(w) the job still exits 0" test $? -eq 0
+check "(w) srun's stderr says the report was not written, and why" \
+	grep -q "numalot: cannot write the report $T/afile/w.json: Not a directory" w.err
+
+# (s1) Site collection with default=monitor: a step nobody asked numalot
+# for leaves no file with its user (user_reports=request), a site copy in
+# a report_dir made 0750 (files 0640), and a line per step per node.
+plugstack default=monitor report_dir=$T/site/reports site_log=$T/site/steps.jsonl
+mkdir -p s1 && (cd s1 && srun -Q -N2 -n2 hostname >../s1.out 2>&1)
+check "(s1) srun hostname exits 0" test $? -eq 0
+j=$(last_job)
+check "(s1) no report in the user's folder" test -z "$(ls s1)"
+check "(s1) report_dir made 0750" test "$(stat -c %a site/reports 2>/dev/null)" = 750
+check "(s1) a site copy per node, 0640" \
+	test "$(stat -c %a "site/reports/numalot-$j.0.nla.json" "site/reports/numalot-$j.0.nlb.json" 2>/dev/null | sort -u)" = 640
+check "(s1) the site log: 0640, a line per node for the step" \
+	test "$(stat -c %a site/steps.jsonl 2>/dev/null) $(grep -c "\"job\":$j," site/steps.jsonl)" = "640 2"
+line=$(grep "\"job\":$j," site/steps.jsonl | grep '"node":"nlb"')
+echo "$line" >s1.line
+check "(s1) the line: job, step, node, user, policy, counts, CPU share, locality" \
+	test "$(json s1.line "r['job'] == $j and r['step'] == 0 and r['node'] == 'nlb' and r['user'] == 'root' and r['policy'] == 'monitor' and {'periods', 'migrations', 'page_moves', 'cpu_share_per_numa_node', 'locality_last'} <= set(r)")" = True
+# A short step: its program's name, not slurmstepd's.
+check "(s1) a short step is named by its program" \
+	test "$(json "site/reports/numalot-$j.0.nla.json" "[p['name'] for p in r['processes']]")" = "['hostname']"
+
+# (s2) user_reports=always: the same step leaves the user a report.
+plugstack default=monitor user_reports=always
+mkdir -p s2 && (cd s2 && srun -Q -n1 -w nla hostname >/dev/null 2>&1)
+j=$(last_job)
+check "(s2) user_reports=always: a report for the user" test -s "s2/numalot-$j/0.nla.json"
+
+# (s3) user_reports=never: none even when asked; srun says the option
+# is ignored.
+plugstack user_reports=never report_dir=$T/site/reports
+mkdir -p s3 && (cd s3 && srun -Q -n1 -w nla --numalot=monitor --numalot-report="$T/s3/r.json" hostname >../s3.out 2>&1)
+j=$(last_job)
+check "(s3) user_reports=never: no report for the user" test -z "$(ls s3)"
+check "(s3) ...srun says --numalot-report is ignored" grep -q "user_reports=never): --numalot-report is ignored" s3.out
+check "(s3) ...the site still has its copy" test -s "site/reports/numalot-$j.0.nla.json"
+
+# (e) The option from the environment, and from #SBATCH lines.
+plugstack
+SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot=lbma \
+	SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot_report="$T/e1.json" \
+	srun -Q -n1 -w nla "$W" --threads 1 --seconds 0.3 >e1.out 2>&1
+check "(e) SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot=lbma works" \
+	test "$(json e1.json "r['policy']['name']" 2>/dev/null)" = lbma
+cat >e2.sh <<SH
+#!/bin/bash
+#SBATCH --numalot=imar2
+#SBATCH --numalot-report=$T/e2-%j.%s.%N.json
+srun -n1 $W --threads 1 --seconds 0.3
+SH
+sbatch -W -Q -N1 -w nlb -o e2.out e2.sh >/dev/null 2>&1
+check "(e) #SBATCH --numalot=imar2: the job's steps use it" \
+	test "$(json "$(ls e2-*.0.nlb.json 2>/dev/null | head -1)" "r['policy']['name']" 2>/dev/null)" = imar2
+check "(e) ...and the batch step has no report" test -z "$(ls e2-*.batch.* 2>/dev/null)"
+
+# (i) salloc's interactive step (LaunchParameters=use_interactive_step) is
+# the user's shell, like the batch step: not managed; its sruns are.
+mkdir -p i && cd i
+printf 'srun -Q -n1 %s --threads 1 --seconds 0.3\nexit\n' "$W" |
+	timeout 60 script -q -c "salloc -Q -N1 -w nla --numalot=monitor" /dev/null >../i.out 2>&1
+cd ..
+j=$(last_job)
+check "(i) salloc: the srun step inside has its report" test -s "i/numalot-$j/0.nla.json"
+check "(i) ...the interactive step none" test "$(ls "i/numalot-$j" 2>/dev/null | wc -l)" -eq 1
+check "(i) ...and no agent took the shell" \
+	test "$(grep -c "job $j step 4294967290" agent-nla.log 2>/dev/null)" -eq 0
+
+[ $fails -eq 0 ] || { echo "slurmd logs:"; tail -n 5 log/slurmd-nla.log log/slurmd-nlb.log; }
+[ $fails -eq 0 ]
