@@ -229,7 +229,8 @@ install: all
 		$(DESTDIR)$$pd $(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8 \
 		$(DESTDIR)$(PREFIX)/share/numalot/scenarios/set \
-		$(DESTDIR)$(PREFIX)/share/numalot/examples; \
+		$(DESTDIR)$(PREFIX)/share/numalot/examples \
+		$(DESTDIR)$(PREFIX)/share/numalot/doc; \
 	install -m 0755 $(SPANK) $(DESTDIR)$$pd/numalot.so
 	install -m 0755 $(NUMALOT) $(DESTDIR)$(PREFIX)/bin/numalot
 	install -m 0755 $(NUMALOTD) $(DESTDIR)$(PREFIX)/sbin/numalotd
@@ -242,6 +243,10 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/numalot/scenarios/set/
 	install -m 0644 etc/plugstack.conf.example etc/plugstack.conf.d/numalot.conf \
 		$(DESTDIR)$(PREFIX)/share/numalot/examples/
+	install -m 0755 etc/numalot-textfile.sh etc/numalot-admincomment.sh \
+		$(DESTDIR)$(PREFIX)/share/numalot/examples/
+	install -m 0644 README.md docs/*.md docs/*.png docs/*.svg \
+		$(DESTDIR)$(PREFIX)/share/numalot/doc/
 ifneq ($(SLURM_CONFDIR),)
 	install -d $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d
 	install -m 0644 etc/plugstack.conf.d/numalot.conf \

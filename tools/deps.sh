@@ -8,7 +8,7 @@ set -eu
 pkgs="build-essential pkg-config libhwloc-dev hwloc-nox libjson-c-dev
 	libcmocka-dev libnuma-dev libpapi-dev valgrind python3 clang
 	libclang-rt-dev slurm-wlm slurmctld slurmd slurm-client libslurm-dev
-	munge chromium qemu-system-x86 busybox-static numactl debhelper rpm"
+	munge chromium qemu-system-x86 busybox-static numactl debhelper rpm jq"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -20,6 +20,10 @@ for f in /usr/local/bin/numalot /usr/local/sbin/numalotd \
 	/usr/local/share/numalot/examples/numalot.conf \
 	/usr/local/lib/systemd/system/numalotd.service \
 	/usr/local/lib/systemd/system/numalotd.socket \
+	/usr/local/share/numalot/examples/numalot-textfile.sh \
+	/usr/local/share/numalot/examples/numalot-admincomment.sh \
+	/usr/local/share/numalot/doc/slurm.md \
+	/usr/local/share/numalot/doc/report-format.md \
 	/usr/local/share/numalot/scenarios/two-node-remote.json; do
 	check "installed $f" test -s "$T$f"
 done

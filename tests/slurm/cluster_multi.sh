@@ -7,6 +7,7 @@
 #                                     DIR/plugstack{,-nla,-nlb}.conf)
 #   cluster_multi_stop               (by the PIDs it recorded)
 # CLUSTER_PORT: slurmctld's port; the nodes take the next two.
+# CLUSTER_MULTI_CONF: more lines for slurm.conf.
 
 CLUSTER_NODES="nla nlb"
 
@@ -56,6 +57,7 @@ cluster_multi_start() {
 		echo "PartitionName=test Nodes=${CLUSTER_NODES// /,} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES:4"
 		# salloc starts the user's shell as an interactive step.
 		echo "LaunchParameters=use_interactive_step"
+		[ -z "${CLUSTER_MULTI_CONF:-}" ] || echo "$CLUSTER_MULTI_CONF"
 	} >>"$dir/slurm.conf"
 	# Each node its own plugstack file (its own agent).
 	for n in $CLUSTER_NODES; do

@@ -42,7 +42,21 @@ plugstack() {
 	done
 }
 plugstack
-cluster_multi_start "$T" "$ROOT/$B/numalot.so" || { echo "not ok - cluster did not start"; exit 1; }
+# slurmctld's epilog puts each job's totals in its AdminComment (the
+# recipe of docs/slurm.md), from the site copies; sacctmgr is stood in for
+# (no slurmdbd here): it keeps what it was asked.
+mkdir -p "$T/bin"
+printf '#!/bin/sh\necho "$SLURM_JOB_ID $*" >>"%s/sacctmgr.log"\n' "$T" >"$T/bin/sacctmgr"
+chmod 755 "$T/bin/sacctmgr"
+cat >"$T/epilog-ctld.sh" <<SH
+#!/bin/sh
+export PATH=$T/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export NUMALOT=$N NUMALOT_REPORT_DIR=$T/site/reports
+exec $ROOT/etc/numalot-admincomment.sh
+SH
+chmod 755 "$T/epilog-ctld.sh"
+CLUSTER_MULTI_CONF="EpilogSlurmctld=$T/epilog-ctld.sh" \
+	cluster_multi_start "$T" "$ROOT/$B/numalot.so" || { echo "not ok - cluster did not start"; exit 1; }
 plugstack
 cd "$T"
 host=$(hostname -s)
@@ -125,6 +139,19 @@ check "(s1) the line: job, step, node, user, policy, counts, CPU share, locality
 check "(s1) a short step is named by its program" \
 	test "$(json "site/reports/numalot-$j.0.nla.json" "[p['name'] for p in r['processes']]")" = "['hostname']"
 
+# The recipes of docs/slurm.md on what the site collected.
+if command -v jq >/dev/null; then
+	"$ROOT/etc/numalot-textfile.sh" site/steps.jsonl site/numalot.prom
+	check "(s1) node_exporter textfile: the steps per policy" \
+		grep -qx 'numalot_steps_total{policy="monitor"} 2' site/numalot.prom
+	for _ in $(seq 50); do
+		grep -q "^$j " sacctmgr.log 2>/dev/null && break
+		sleep 0.1
+	done
+	check "(s1) EpilogSlurmctld put the job's totals over its nodes in its AdminComment" \
+		grep -q "^$j -i update job where jobid=$j set AdminComment=numalot:{\"job\":$j,\"reports\":2,\"nodes\":2," sacctmgr.log
+fi
+
 # (s2) user_reports=always: the same step leaves the user a report.
 plugstack default=monitor user_reports=always
 mkdir -p s2 && (cd s2 && srun -Q -n1 -w nla hostname >/dev/null 2>&1)
@@ -147,6 +174,10 @@ SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot=lbma \
 	srun -Q -n1 -w nla "$W" --threads 1 --seconds 0.3 >e1.out 2>&1
 check "(e) SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot=lbma works" \
 	test "$(json e1.json "r['policy']['name']" 2>/dev/null)" = lbma
+SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot=lbma \
+	srun -Q -n1 -w nla --numalot=monitor --numalot-report="$T/e3.json" true >e3.out 2>&1
+check "(e) ...the command line wins over it" \
+	test "$(json e3.json "r['policy']['name']" 2>/dev/null)" = monitor
 cat >e2.sh <<SH
 #!/bin/bash
 #SBATCH --numalot=imar2
