@@ -26,6 +26,20 @@ check "numalot help sim: sim's usage" sh -c "'$N' help sim | grep -q 'usage: num
 check "numalotd --help: exit 0, its usage" test $? -eq 0 -a ! -s "$T/err" -a "$(head -1 "$T/out")" = "usage: numalotd [OPTIONS]"
 check "numalotd --version" sh -c "'$D' --version | grep -q '^numalotd '"
 
+# The man pages: EXAMPLES, ENVIRONMENT and FILES, and man renders them
+# without a warning.
+man_dir="$(dirname "$0")/../../docs/man"
+for m in numalot.1 numalotd.8 numalot-spank.8; do
+	check "$m: EXAMPLES, ENVIRONMENT and FILES" \
+		test "$(grep -cE '^\.SH (EXAMPLES|ENVIRONMENT|FILES)$' "$man_dir/$m")" -eq 3
+	if command -v man >/dev/null; then
+		check "$m: man renders it without a warning" \
+			test -z "$(MANWIDTH=80 man --warnings -l "$man_dir/$m" 2>&1 >/dev/null)"
+	fi
+done
+check "numalot-spank(8) documents #SBATCH and the SLURM_SPANK_ variable" \
+	sh -c "grep -q '#SBATCH \\\\-\\\\-numalot=' '$man_dir/numalot-spank.8' && grep -q SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot '$man_dir/numalot-spank.8'"
+
 # report --help no longer opens a file of that name.
 expect_usage_error "report: an unknown option is named, not opened" \
 	'unknown or ambiguous option "--frob" (valid: --html, --svg, --json, --help)' report --frob
