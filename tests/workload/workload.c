@@ -11,6 +11,7 @@
  * threads stop at S/4. Prints each thread's throughput and the total.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,43 +129,67 @@ int main(int argc, char **argv)
 	       code = 0;
 	enum mode mode = MIXED;
 
-	for (int i = 1; i < argc; i++) {
-		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int rc;
-		if (!strcmp(o, "--threads"))
-			rc = number(o, v, 1, 16384, &threads);
-		else if (!strcmp(o, "--seconds"))
-			rc = number(o, v, 0, 86400, &seconds);
-		else if (!strcmp(o, "--mem-mb"))
-			rc = number(o, v, 1, 65536, &mem_mb);
-		else if (!strcmp(o, "--late"))
-			rc = number(o, v, 0, 4096, &late);
-		else if (!strcmp(o, "--short"))
-			rc = number(o, v, 0, 4096, &shorter);
-		else if (!strcmp(o, "--exit-code"))
-			rc = number(o, v, 0, 255, &code);
-		else if (!strcmp(o, "--mode") && v) {
-			rc = 0;
-			mode = !strcmp(v, "compute")  ? COMPUTE
-			       : !strcmp(v, "memory") ? MEMORY
-			       : !strcmp(v, "mixed")  ? MIXED
-			       : !strcmp(v, "idle")   ? IDLE
-						      : (rc = -1, MIXED);
+	static const struct option lo[] = {
+		{"threads", required_argument, NULL, 't'},
+		{"seconds", required_argument, NULL, 's'},
+		{"mem-mb", required_argument, NULL, 'm'},
+		{"late", required_argument, NULL, 'l'},
+		{"short", required_argument, NULL, 'S'},
+		{"exit-code", required_argument, NULL, 'x'},
+		{"mode", required_argument, NULL, 'M'},
+		{0}};
+	int c, rc = 0, k = 0;
+	char o[32];
+	while (rc == 0 && (c = getopt_long(argc, argv, "", lo, &k)) != -1) {
+		/* The option's name, for a message. */
+		snprintf(o, sizeof(o), "--%s", c == '?' ? "" : lo[k].name);
+		switch (c) {
+		case 't':
+			rc = number(o, optarg, 1, 16384, &threads);
+			break;
+		case 's':
+			rc = number(o, optarg, 0, 86400, &seconds);
+			break;
+		case 'm':
+			rc = number(o, optarg, 1, 65536, &mem_mb);
+			break;
+		case 'l':
+			rc = number(o, optarg, 0, 4096, &late);
+			break;
+		case 'S':
+			rc = number(o, optarg, 0, 4096, &shorter);
+			break;
+		case 'x':
+			rc = number(o, optarg, 0, 255, &code);
+			break;
+		case 'M':
+			mode = !strcmp(optarg, "compute")  ? COMPUTE
+			       : !strcmp(optarg, "memory") ? MEMORY
+			       : !strcmp(optarg, "mixed")  ? MIXED
+			       : !strcmp(optarg, "idle")   ? IDLE
+							   : (rc = -1, MIXED);
 			if (rc)
 				fprintf(stderr, "numalot-workload: --mode is "
 						"compute, memory, mixed or "
 						"idle\n");
-		} else {
-			fprintf(stderr, "usage: numalot-workload [--threads N] "
-					"[--seconds S] [--mode "
-					"compute|memory|mixed|idle] "
-					"[--mem-mb M] [--late N] [--short N] "
-					"[--exit-code K]\n");
-			return 2;
+			break;
+		default:
+			rc = -1;
 		}
-		if (rc)
-			return 2;
-		i++;
+	}
+	if (rc == 0 && optind < argc) {
+		fprintf(stderr,
+			"numalot-workload: takes no operand (got \"%s\")\n",
+			argv[optind]);
+		rc = -1;
+	}
+	if (rc) {
+		fprintf(stderr, "usage: numalot-workload [--threads N] "
+				"[--seconds S] [--mode "
+				"compute|memory|mixed|idle] "
+				"[--mem-mb M] [--late N] [--short N] "
+				"[--exit-code K]\n");
+		return 2;
 	}
 	int n = (int)threads, nl = (int)late, total = n + nl;
 	struct worker *w = calloc((size_t)total, sizeof(*w));
