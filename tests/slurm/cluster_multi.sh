@@ -11,21 +11,36 @@
 
 CLUSTER_NODES="nla nlb"
 
+# The PIDs of this cluster's slurmstepd: those with a file of DIR open (a
+# step still finishing when the cluster stops).
+cluster_multi_stepds() {
+	local p
+	for p in $(pgrep -x slurmstepd); do
+		ls -l "/proc/$p/fd" 2>/dev/null | grep -q -- "$1/" && echo "$p"
+	done
+}
+
 cluster_multi_stop() {
-	local f
-	for f in "${CLUSTER_DIR:-/nonexistent}"/slurmd-*.pid; do
-		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+	local f pids="" p
+	[ -n "${CLUSTER_DIR:-}" ] || return 0
+	# Recorded first: a slurmd removes its PID file as it begins to stop.
+	for f in "$CLUSTER_DIR"/slurmd-*.pid; do
+		[ -f "$f" ] && pids="$pids $(cat "$f")"
 	done
+	pids="$pids $(cluster_multi_stepds "$CLUSTER_DIR")"
+	for p in $pids; do kill "$p" 2>/dev/null; done
 	cluster_stop
-	for f in "${CLUSTER_DIR:-/nonexistent}"/slurmd-*.pid; do
-		[ -f "$f" ] || continue
-		for _ in $(seq 50); do
-			kill -0 "$(cat "$f")" 2>/dev/null || break
-			sleep 0.1
+	for _ in $(seq 50); do
+		local alive=0
+		for p in $pids; do
+			[ -e "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null && alive=1
 		done
-		kill -9 "$(cat "$f")" 2>/dev/null
-		rm -f "$f"
+		[ $alive -eq 0 ] && break
+		sleep 0.1
 	done
+	# slurmstepd ignores SIGTERM: what is left goes now.
+	for p in $pids; do kill -9 "$p" 2>/dev/null; done
+	rm -f "$CLUSTER_DIR"/slurmd-*.pid
 }
 
 cluster_multi_start() {

@@ -196,10 +196,18 @@ printf 'srun -Q -n1 %s --threads 1 --seconds 0.3\nexit\n' "$W" |
 	timeout 60 script -q -c "salloc -Q -N1 -w nla --numalot=monitor" /dev/null >../i.out 2>&1
 cd ..
 j=$(last_job)
+# The shell's step ends with salloc: wait (bounded) until its slurmstepd
+# has gone, so that none is left behind when the cluster stops.
+for _ in $(seq 100); do
+	[ -z "$(ls spool-nla/nla_"$j".* 2>/dev/null)" ] && break
+	sleep 0.2
+done
 check "(i) salloc: the srun step inside has its report" test -s "i/numalot-$j/0.nla.json"
 check "(i) ...the interactive step none" test "$(ls "i/numalot-$j" 2>/dev/null | wc -l)" -eq 1
 check "(i) ...and no agent took the shell" \
 	test "$(grep -c "job $j step 4294967290" agent-nla.log 2>/dev/null)" -eq 0
+check "(i) the interactive step's slurmstepd ended with salloc" \
+	test -z "$(ls spool-nla/nla_"$j".* 2>/dev/null)"
 
 [ $fails -eq 0 ] || { echo "slurmd logs:"; tail -n 5 log/slurmd-nla.log log/slurmd-nlb.log; }
 [ $fails -eq 0 ]
