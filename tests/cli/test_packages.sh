@@ -37,7 +37,7 @@ if ! (cd "$src" && dpkg-checkbuilddeps) >"$T/deps" 2>&1; then
 	exit $((fails > 0))
 fi
 t0=$(date +%s)
-(cd "$src" && DEB_BUILD_OPTIONS="nocheck noautodbgsym parallel=1" dpkg-buildpackage -b -us -uc) \
+(cd "$src" && DEB_BUILD_OPTIONS="nocheck noautodbgsym parallel=$(nproc)" dpkg-buildpackage -b -us -uc) \
 	>"$T/build.log" 2>&1
 rc=$?
 deb=$(ls "$T"/numalot_*.deb 2>/dev/null | head -1)
