@@ -27,6 +27,7 @@ scripts=(tests/cli/test_*.sh)
 [ "${SAN:-}" = 1 ] || scripts+=(tests/fuzz/test_*.sh tests/slurm/test_*.sh)
 for t in "${scripts[@]}"; do
 	[ -e "$t" ] || continue
+	t0=$SECONDS
 	out=$(bash "$t" 2>&1)
 	rc=$?
 	# Each "ok - ..." line of a script is a test; so is each "not ok".
@@ -47,7 +48,7 @@ for t in "${scripts[@]}"; do
 	else
 		grep -E '^(skip|fuzz_)' <<<"$out"
 	fi
-	echo "$(basename "$t"): $p passed, $f failed$([ "$k" -gt 0 ] && echo ", $k skipped")"
+	echo "$(basename "$t"): $p passed, $f failed$([ "$k" -gt 0 ] && echo ", $k skipped") ($((SECONDS - t0)) s)"
 done
 [ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
