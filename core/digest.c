@@ -9,7 +9,7 @@
 
 #define MAX_NUMA 1024
 
-static struct json_object *get(struct json_object *o, const char *key)
+struct json_object *nl_digest_get(struct json_object *o, const char *key)
 {
 	struct json_object *v = NULL;
 	if (!json_object_is_type(o, json_type_object) ||
@@ -17,6 +17,8 @@ static struct json_object *get(struct json_object *o, const char *key)
 		return NULL;
 	return v;
 }
+
+#define get nl_digest_get
 
 static int is_number(struct json_object *v)
 {

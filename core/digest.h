@@ -8,6 +8,9 @@
 
 struct json_object;
 
+/* o's member key, or NULL when o is not an object or has none. */
+struct json_object *nl_digest_get(struct json_object *o, const char *key);
+
 /*
  * The digest of one report (a new object; a field the report lacks is
  * null or absent, never made up): job, step, node, uid (Slurm reports),

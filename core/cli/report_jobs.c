@@ -9,14 +9,7 @@
 
 #include "digest.h"
 
-static struct json_object *get(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-	if (!json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, key, &v))
-		return NULL;
-	return v;
-}
+#define get nl_digest_get
 
 static int64_t id_of(struct json_object *d, const char *key)
 {

@@ -45,13 +45,29 @@ static int has_data(int fd, uint32_t job, uint32_t step)
 	return keep;
 }
 
+/* Write all of text; 0 or the errno of the failure (EIO: nothing
+ * written). */
+static int write_all(int fd, const char *text, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t w = write(fd, text + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? errno : EIO;
+		done += (size_t)w;
+	}
+	return 0;
+}
+
 int nl_write_report_here(const char *path, const char *text, int mode,
 			 uid_t owner, int keep_data, uint32_t job,
 			 uint32_t step)
 {
 	char tmp[PATH_MAX];
 	const char *slash = strrchr(path, '/');
-	size_t len = strlen(text), done = 0;
+	size_t len = strlen(text);
 	struct stat sb;
 	int fd, err = 0;
 
@@ -103,15 +119,7 @@ int nl_write_report_here(const char *path, const char *text, int mode,
 		if (fd < 0)
 			return EEXIST;
 	}
-	while (done < len && !err) {
-		ssize_t w = write(fd, text + done, len - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			err = w < 0 ? errno : EIO;
-		else
-			done += (size_t)w;
-	}
+	err = write_all(fd, text, len);
 	if (!err && fsync(fd) < 0)
 		err = errno;
 	if (close(fd) < 0 && !err)
@@ -147,7 +155,7 @@ int nl_make_parents(const char *path, int mode)
 
 int nl_append_here(const char *path, const char *text, int mode, uid_t owner)
 {
-	size_t len = strlen(text), done = 0;
+	size_t len = strlen(text);
 	struct stat sb;
 	int err = 0;
 	int fd = open(path,
@@ -166,15 +174,7 @@ int nl_append_here(const char *path, const char *text, int mode, uid_t owner)
 	/* One writer at a time, so that lines never mix. */
 	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
 		;
-	while (done < len && !err) {
-		ssize_t w = write(fd, text + done, len - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			err = w < 0 ? errno : EIO;
-		else
-			done += (size_t)w;
-	}
+	err = write_all(fd, text, len);
 	if (close(fd) < 0 && !err)
 		err = errno;
 	return err;
