@@ -277,6 +277,14 @@ static int manage(const struct run_args *a, struct nl_machine *m)
 			json_object_object_add(
 				o, "periods_cpu_s",
 				json_object_new_double(run_cpu - startup_cpu));
+			size_t taken;
+			double takeover = nl_real_takeover_s(m, &taken);
+			json_object_object_add(
+				o, "takeover_cpu_s",
+				json_object_new_double(takeover));
+			json_object_object_add(
+				o, "threads_taken_over",
+				json_object_new_int64((int64_t)taken));
 			json_object_object_add(r, "numalot_overhead", o);
 		}
 		if (!r || nl_cli_write_json(a->cmd, a->report, r) < 0)

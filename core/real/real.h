@@ -60,4 +60,12 @@ void nl_real_budget(struct nl_machine *m, size_t *node, size_t *per_uid);
 /* Set it (per_uid 0: no limit per user); node is kept within RLIMIT_NOFILE. */
 void nl_real_set_budget(struct nl_machine *m, size_t node, size_t per_uid);
 
+/*
+ * The CPU time (s, this thread's) spent taking threads over (their limit,
+ * counters and stat file, once a thread) and how many were taken over:
+ * what a period costs apart from that is the agent's running cost
+ * (docs/real-node.md, "Cost"). 0 for another machine.
+ */
+double nl_real_takeover_s(struct nl_machine *m, size_t *threads);
+
 #endif

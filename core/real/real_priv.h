@@ -65,6 +65,8 @@ struct real {
 	size_t counted, max_counted, max_counted_per_uid;
 	struct uid_count *uids;
 	size_t nuids;
+	double takeover_s; /* CPU time in thread_init (nl_real_takeover_s) */
+	size_t taken_over;
 };
 
 /* The machine's own state: for its own ops (core/real/ only; callers

@@ -131,9 +131,33 @@ static void open_counters(struct real *r, struct rproc *p, struct rthread *t)
 	nl_counters_set_node_map(t->ctr, r->m.topo->node_os, r->m.topo->nnodes);
 }
 
-/* A thread seen for the first time: its limit, counters, affinity. */
-static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
-		       pid_t tid, const struct nl_task_stat *st)
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int thread_init_timed(struct real *r, struct rproc *p, struct rthread *t,
+			     pid_t tid, const struct nl_task_stat *st);
+
+/* A thread seen for the first time: its limit, counters, affinity; the
+ * CPU time it takes is kept apart (nl_real_takeover_s). */
+__attribute__((noinline)) static int thread_init(struct real *r,
+						 struct rproc *p,
+						 struct rthread *t, pid_t tid,
+						 const struct nl_task_stat *st)
+{
+	double t0 = thread_cpu_s();
+	int rc = thread_init_timed(r, p, t, tid, st);
+	r->takeover_s += thread_cpu_s() - t0;
+	r->taken_over++;
+	return rc;
+}
+
+static int thread_init_timed(struct real *r, struct rproc *p, struct rthread *t,
+			     pid_t tid, const struct nl_task_stat *st)
 {
 	memset(t, 0, sizeof(*t));
 	t->stat_fd = -1;
@@ -837,6 +861,14 @@ void nl_real_budget(struct nl_machine *m, size_t *node, size_t *per_uid)
 	struct real *r = real_of(m);
 	*node = r ? r->max_counted : 0;
 	*per_uid = r ? r->max_counted_per_uid : 0;
+}
+
+double nl_real_takeover_s(struct nl_machine *m, size_t *threads)
+{
+	struct real *r = real_of(m);
+	if (threads)
+		*threads = r ? r->taken_over : 0;
+	return r ? r->takeover_s : 0;
 }
 
 void nl_real_set_budget(struct nl_machine *m, size_t node, size_t per_uid)

@@ -1,35 +1,81 @@
 #!/usr/bin/env bash
 # Benchmark: numalot's own CPU time per engine period on real threads
-# (software counters), for 16, 256 and 1024 threads of a real process.
-# Usage: tests/bench/bench_real.sh [BUILD] [SECONDS]
+# (software counters, 1 s period), for 16, 256 and 1024 threads of a real
+# process (docs/real-node.md, "Cost").
+# Usage: tests/bench/bench_real.sh [BUILD] [SECONDS] [callgrind]
+#   MODE=compute|idle (default compute): what the workload's threads do.
+#   THREADS="16 256 1024": the sizes.
+#   With "callgrind" each run is also made under valgrind's callgrind,
+#   which counts instructions (repeatable on a busy machine, unlike time):
+#   instructions per thread per period, the taking over apart.
 set -eu
 build=${1:-build}
 secs=${2:-10}
+cg=${3:-}
+mode=${MODE:-compute}
+sizes=${THREADS:-16 256 1024}
 cd "$(dirname "$0")/../.."
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 topo="live"
 [ "$(nproc)" -ge 2 ] && topo="numa:2 core:1 pu:$(($(nproc) / 2))"
 [ "$(($(nproc) % 2))" -ne 0 ] && topo="live"
-# us/thread/period counts the CPU of the periods (taking threads over
-# included), apart from what happens once a run: startup (libraries,
-# topology, counter probe; startup_s) and building the report at the end.
-# "all in" divides the whole CPU time by the same periods and threads.
-printf "%8s %8s %10s %10s %17s %8s %12s\n" threads periods "cpu_s" "startup_s" "us/thread/period" "all in" "% of a core"
-for n in 16 256 1024; do
+# startup_s: once a run (libraries, topology, counter probe). take_over:
+# once a thread (its limit, counters and stat file), us per thread.
+# us/thread/period: the CPU of the periods apart from taking threads over,
+# per thread the workload asked for and per period: the running cost.
+# "all in" divides the whole CPU time (startup, taking over and the
+# report included) by the same periods and threads.
+echo "mode $mode, $secs s, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%8s %6s %8s %10s %10s %10s %17s %8s %12s\n" threads seen periods "cpu_s" "startup_s" "take_over" "us/thread/period" "all in" "% of a core"
+for n in $sizes; do
 	"$build/numalot" run --policy=lbma --period=1 --topology="$topo" \
 		--report="$T/r.json" -- "$build/numalot-workload" --threads "$n" \
-		--seconds "$secs" --mode compute >/dev/null
+		--seconds "$secs" --mode "$mode" >/dev/null
 	python3 - "$T/r.json" "$n" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); n = int(sys.argv[2])
 o = r["numalot_overhead"]; cpu = o["cpu_s"]; st = o.get("startup_cpu_s", 0)
 run = o.get("periods_cpu_s", cpu - st)
+tk = o.get("takeover_cpu_s", 0); taken = o.get("threads_taken_over", 0)
 p = r["summary"]["periods"]; d = r["summary"]["duration_s"]
-print("%8d %8d %10.3f %10.3f %17.1f %8.1f %12.3f" % (n, p, cpu, st, run / p / n * 1e6,
-      cpu / p / n * 1e6, 100 * run / d))
+print("%8d %6d %8d %10.3f %10.3f %10.1f %17.1f %8.1f %12.3f" % (n, len(r["threads"]), p, cpu, st,
+      tk / taken * 1e6 if taken else 0, (run - tk) / p / n * 1e6,
+      cpu / p / n * 1e6, 100 * (run - tk) / d))
 PY
 done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [ "$cg" = callgrind ]; then
+	command -v valgrind >/dev/null || { echo "callgrind: valgrind not installed"; exit 0; }
+	# Only the engine's periods are counted (nl_engine_step_due and what
+	# it calls); the taking over (thread_init) is subtracted.
+	printf "%8s %6s %8s %14s %14s %20s\n" threads seen periods "Ir periods" "Ir take_over" "Ir/thread/period"
+	for n in $sizes; do
+		valgrind --tool=callgrind --toggle-collect=nl_engine_step_due \
+			--callgrind-out-file="$T/cg.out" "$build/numalot" run \
+			--policy=lbma --period=1 --topology="$topo" --report="$T/r.json" \
+			-- "$build/numalot-workload" --threads "$n" --seconds "$secs" \
+			--mode "$mode" >/dev/null 2>&1
+		callgrind_annotate --inclusive=yes --threshold=100 "$T/cg.out" >"$T/cg.txt" 2>/dev/null
+		python3 - "$T/r.json" "$n" "$T/cg.txt" <<'PY'
+import json, re, sys
+r = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+tot = tk = 0
+for line in open(sys.argv[3]):
+    m = re.match(r"\s*([\d,]+) \(.*?\)\s+(\S+)", line)
+    if not m:
+        continue
+    v = int(m.group(1).replace(",", ""))
+    if m.group(2) == "PROGRAM":
+        tot = v
+    elif m.group(2).endswith(":thread_init"):
+        tk = max(tk, v)
+p = r["summary"]["periods"]
+print("%8d %6d %8d %14d %14d %20.0f" % (n, len(r["threads"]), p, tot, tk, (tot - tk) / p / n))
+PY
+	done
+fi
 
 # numad, where installed, on the same kind of process: its own CPU time
 # over the same span, and its log's word on what it scanned.
