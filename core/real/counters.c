@@ -88,6 +88,9 @@ struct nl_tcounters {
 	int sw_fd[NSW];	   /* -1 where not open; [0] leads the group */
 	int proc_fallback; /* no perf_event: utime+stime from /proc */
 	uint64_t sw_prev[NSW];
+	uint64_t sw_peek[NSW]; /* read by nl_counters_peek, not yet taken */
+	double peek_t;
+	int peeked;
 	unsigned long long ticks_prev;
 	enum hw_kind hw;
 	int hw_fd[2]; /* perf: instructions, LLC misses */
@@ -261,9 +264,26 @@ int nl_counters_open(enum nl_backend b, pid_t pid, pid_t tid,
 	return 0;
 }
 
+int nl_counters_peek(struct nl_tcounters *c, int *ran, int *migrated)
+{
+	int rc;
+
+	if (c->proc_fallback || c->sw_fd[2] < 0)
+		return -ENOTSUP; /* no migration count to go by */
+	c->peeked = 0;
+	rc = sw_read(c, c->sw_peek);
+	if (rc < 0)
+		return rc;
+	c->peek_t = nl_mono_s();
+	c->peeked = 1;
+	*ran = c->sw_peek[0] != c->sw_prev[0];
+	*migrated = c->sw_peek[2] != c->sw_prev[2];
+	return 0;
+}
+
 int nl_counters_read(struct nl_tcounters *c, struct nl_sample *s)
 {
-	double now = nl_mono_s();
+	double now = c->peeked ? c->peek_t : nl_mono_s();
 	int rc;
 
 	memset(s, 0, sizeof(*s));
@@ -281,9 +301,11 @@ int nl_counters_read(struct nl_tcounters *c, struct nl_sample *s)
 		s->measured = NL_M_TASK_CLOCK;
 	} else {
 		uint64_t v[NSW];
-		rc = sw_read(c, v);
-		if (rc < 0)
+		if (c->peeked) /* read this period already: no second read */
+			memcpy(v, c->sw_peek, sizeof(v));
+		else if ((rc = sw_read(c, v)) < 0)
 			return rc;
+		c->peeked = 0;
 		s->task_clock_s = (double)(v[0] - c->sw_prev[0]) * 1e-9;
 		s->ctx_switches = (double)(v[1] - c->sw_prev[1]);
 		s->cpu_migrations = (double)(v[2] - c->sw_prev[2]);

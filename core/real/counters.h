@@ -74,6 +74,13 @@ int nl_counters_open(enum nl_backend b, pid_t pid, pid_t tid,
  * when samples past the last-level cache were taken in the interval.
  */
 int nl_counters_read(struct nl_tcounters *c, struct nl_sample *s);
+/*
+ * Read the software events now for the next nl_counters_read (which then
+ * reads them no more): whether the thread ran since the last read and
+ * whether it changed CPU. -ENOTSUP without a migration count (the /proc
+ * fallback), or a negative errno.
+ */
+int nl_counters_peek(struct nl_tcounters *c, int *ran, int *migrated);
 void nl_counters_close(struct nl_tcounters *c);
 /*
  * enum nl_measured bits that backend b fills. NL_M_LATENCY for perf and

@@ -7,8 +7,39 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
+
+/* A decimal field of a /proc file: digits by hand (read every period for
+ * many threads, docs/real-node.md "Cost"), anything else as strtoull
+ * reads it. 0 and *v, *end past it; or -EINVAL. */
+static int field_ull(const char *p, unsigned long long *v, const char **end)
+{
+	unsigned long long x = 0;
+	const char *q = p;
+
+	while (*q >= '0' && *q <= '9') {
+		unsigned d = (unsigned)(*q - '0');
+		if (x > (~0ull - d) / 10)
+			break; /* too big: as strtoull says */
+		x = x * 10 + d;
+		q++;
+	}
+	if (q > p && (*q == ' ' || *q == '\n' || *q == 0)) {
+		*v = x;
+		*end = q;
+		return 0;
+	}
+	char *e;
+	errno = 0;
+	x = strtoull(p, &e, 10);
+	if (e == p || errno)
+		return -EINVAL;
+	*v = x;
+	*end = e;
+	return 0;
+}
 
 int nl_proc_parse_stat(const char *text, struct nl_task_stat *out)
 {
@@ -29,14 +60,13 @@ int nl_proc_parse_stat(const char *text, struct nl_task_stat *out)
 	p = close + 2;
 	/* Fields from 3 (state) on are separated by single spaces. */
 	while (*p && field <= 39) {
-		char *end;
 		if (field == 3) {
 			out->state = *p;
 		} else if (field == 4 || field == 14 || field == 15 ||
 			   field == 22 || field == 39) {
-			errno = 0;
-			unsigned long long v = strtoull(p, &end, 10);
-			if (end == p || errno)
+			unsigned long long v;
+			const char *end;
+			if (field_ull(p, &v, &end) < 0)
 				return -EINVAL;
 			if (field == 4)
 				out->ppid = (int)v;
@@ -48,9 +78,11 @@ int nl_proc_parse_stat(const char *text, struct nl_task_stat *out)
 				out->starttime = v;
 			else
 				out->processor = (int)v;
+			p = end;
 		}
-		p = strchr(p, ' ');
-		if (!p)
+		while (*p && *p != ' ')
+			p++;
+		if (!*p)
 			break;
 		p++;
 		field++;
@@ -191,7 +223,13 @@ int nl_proc_list_tasks(pid_t pid, pid_t **tids, size_t *n)
 	closedir(d);
 	if (!*tids)
 		return -ENOMEM;
-	qsort(*tids, *n, sizeof(pid_t), cmp_pid);
+	/* The kernel lists them in the order they were made, which is tid
+	 * order until tids wrap: sort only then. */
+	for (size_t i = 1; i < *n; i++)
+		if ((*tids)[i - 1] > (*tids)[i]) {
+			qsort(*tids, *n, sizeof(pid_t), cmp_pid);
+			break;
+		}
 	return 0;
 }
 
@@ -207,10 +245,20 @@ int nl_proc_parse_numa_maps(const char *text, double *pages, int nnodes)
 		long node = strtol(p, &end, 10);
 		if (*end != '=')
 			continue;
-		const char *v = end + 1;
-		double count = strtod(v, &end);
-		if (end == v || count < 0)
-			return -EINVAL;
+		const char *v = end + 1, *e;
+		unsigned long long whole;
+		double count;
+		/* Page counts are whole numbers: read them by hand. */
+		if (isdigit((unsigned char)*v) &&
+		    field_ull(v, &whole, &e) == 0 && *e != '.' && *e != 'e' &&
+		    *e != 'E') {
+			count = (double)whole;
+			end = (char *)(uintptr_t)e;
+		} else {
+			count = strtod(v, &end);
+			if (end == v || count < 0)
+				return -EINVAL;
+		}
 		if (node >= 0 && node < nnodes)
 			pages[node] += count;
 		p = end;

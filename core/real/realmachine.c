@@ -268,6 +268,33 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
 			r->th[i].gen = r->gen;
 }
 
+/* An idle counted thread's stat is read at least every this many
+ * refreshes: the tid of an ended one may have been reused. */
+#define STAT_RECHECK 8
+
+/*
+ * Can this counted thread's stat read be left out this refresh? Its
+ * software events, read now for the period's sample (not read again
+ * then), tell: a thread that ran since the last read and did not change
+ * CPU is alive (the events follow its task, not its tid) and on the CPU
+ * we know; one that did not run did not move either, and is read in
+ * turns, so that a tid reused by a new thread of the process is seen
+ * within STAT_RECHECK refreshes. The main thread is always read (its name
+ * after an exec, its state), and so is one whose CPU is unknown
+ * (docs/real-node.md, "Cost").
+ */
+static int stat_unchanged(struct real *r, struct rthread *t)
+{
+	int ran = 0, migrated = 1;
+
+	if (!t->ctr || t->stat_fd < 0 || !t->start || t->cpu < 0 ||
+	    t->tid == t->pid)
+		return 0;
+	if (nl_counters_peek(t->ctr, &ran, &migrated) < 0 || migrated)
+		return 0;
+	return ran || ((unsigned)t->tid + r->gen) % STAT_RECHECK != 0;
+}
+
 /* Read one process's threads; new ones are appended past nsorted. */
 static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 {
@@ -283,6 +310,10 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 	for (size_t k = 0; k < nt; k++) {
 		struct nl_task_stat st;
 		struct rthread *t = find_in(r->th, nsorted, tids[k]);
+		if (t && stat_unchanged(r, t)) {
+			t->gen = r->gen; /* its CPU as it was */
+			continue;
+		}
 		rc = t && t->stat_fd >= 0 ? nl_proc_pread_stat(t->stat_fd, &st)
 					  : -EBADF;
 		if (rc == -ESRCH && t) /* that thread ended: its tid reused */

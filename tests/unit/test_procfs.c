@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -36,6 +37,25 @@ static void parse_stat(void **state)
 	assert_int_equal(nl_proc_parse_stat("4242 no parens S 1", &st),
 			 -EINVAL);
 	assert_int_equal(nl_proc_parse_stat("4242 (x) S 1 2", &st), -EINVAL);
+	/* Numbers read by hand as strtoull reads them: a number too big is
+	 * refused, one followed by other text is taken up to it. */
+	char big[512];
+	snprintf(big, sizeof(big), "%s", STAT);
+	memcpy(strstr(big, "123456"), "99999999999999999999999", 6);
+	assert_int_equal(nl_proc_parse_stat(big, &st), 0);
+	assert_int_equal(st.starttime, 999999);
+	assert_int_equal(
+		nl_proc_parse_stat("1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 "
+				   "15 16 17 18 99999999999999999999999 ",
+				   &st),
+		-EINVAL);
+	assert_int_equal(
+		nl_proc_parse_stat("1 (x) S 1 2 3 4 5 6 7 8 9 10 7x 3 12 13 "
+				   "14 15 16 17 5 ",
+				   &st),
+		0);
+	assert_int_equal(st.utime_ticks, 7);
+	assert_int_equal(st.starttime, 5);
 }
 
 static const char *NUMA_MAPS =
@@ -52,6 +72,12 @@ static void parse_numa_maps(void **state)
 	assert_true(pages[0] == 103);
 	assert_true(pages[1] == 205); /* N7 is beyond this machine: ignored */
 	assert_int_equal(nl_proc_parse_numa_maps(" N0=x", pages, 2), -EINVAL);
+	assert_int_equal(nl_proc_parse_numa_maps(" N0=-1", pages, 2), -EINVAL);
+	/* Not whole numbers (no kernel writes them): read as before. */
+	pages[0] = pages[1] = 0;
+	assert_int_equal(nl_proc_parse_numa_maps(" N0=1.5 N1=2e1\n", pages, 2),
+			 0);
+	assert_true(pages[0] == 1.5 && pages[1] == 20);
 }
 
 static volatile int spin_stop;
@@ -125,6 +151,35 @@ static void software_counters(void **state)
 		-ESRCH);
 }
 
+/* A peek reads the events once for the next read: whether the thread ran
+ * and changed CPU since the last read (docs/real-node.md, "Cost"). */
+static void counters_peek(void **state)
+{
+	(void)state;
+	struct nl_tcounters *c;
+	struct nl_sample s;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	volatile double x = 1;
+	int ran = -1, migrated = -1;
+
+	assert_int_equal(
+		nl_counters_open(NL_BACKEND_SOFTWARE, getpid(), tid, &c), 0);
+	for (long i = 0; i < 30000000; i++)
+		x = x * 1.0000001;
+	assert_int_equal(nl_counters_peek(c, &ran, &migrated), 0);
+	assert_int_equal(ran, 1);
+	/* Work after the peek belongs to the next period, not this one. */
+	for (long i = 0; i < 30000000; i++)
+		x = x * 1.0000001;
+	assert_int_equal(nl_counters_read(c, &s), 0);
+	assert_true(s.task_clock_s > 0.005);
+	double first = s.task_clock_s;
+	assert_int_equal(nl_counters_read(c, &s), 0);
+	assert_true(s.task_clock_s > 0.005); /* the work after the peek */
+	assert_true(first + s.task_clock_s > 0.01);
+	nl_counters_close(c);
+}
+
 /* The probe's words for each refusal, as an administrator needs them. */
 static void probe_reasons(void **state)
 {
@@ -184,6 +239,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parse_stat),
 		cmocka_unit_test(parse_numa_maps),
+		cmocka_unit_test(counters_peek),
 		cmocka_unit_test(own_tasks),
 		cmocka_unit_test(software_counters),
 		cmocka_unit_test(probe_reasons),
