@@ -43,6 +43,11 @@ void nl_engine_free(struct nl_engine *e)
 	free(e->domains);
 	free(e->procs);
 	nl_plan_free(&e->plan);
+	free(e->scratch.vt);
+	free(e->scratch.perf);
+	free(e->scratch.rel);
+	free(e->scratch.group);
+	free(e->scratch.has);
 	free(e);
 }
 
@@ -643,18 +648,53 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 }
 
 /* Steps 3-6 for one domain. */
+/* Room for n + 1 threads in step_domain's arrays: every period needs
+ * them, so they are kept rather than allocated each time. */
+static int scratch_reserve(struct nl_engine *e, size_t n)
+{
+	if (n + 1 <= e->scratch.cap)
+		return 0;
+	size_t cap = e->scratch.cap ? e->scratch.cap : 64;
+	while (cap < n + 1)
+		cap *= 2;
+	struct nl_view_thread *vt =
+		realloc(e->scratch.vt, cap * sizeof(*e->scratch.vt));
+	if (vt)
+		e->scratch.vt = vt;
+	double *perf = realloc(e->scratch.perf, cap * sizeof(double));
+	if (perf)
+		e->scratch.perf = perf;
+	double *rel = realloc(e->scratch.rel, cap * sizeof(double));
+	if (rel)
+		e->scratch.rel = rel;
+	int *group = realloc(e->scratch.group, cap * sizeof(int));
+	if (group)
+		e->scratch.group = group;
+	unsigned char *has = realloc(e->scratch.has, cap);
+	if (has)
+		e->scratch.has = has;
+	if (!vt || !perf || !rel || !group || !has)
+		return -ENOMEM;
+	e->scratch.cap = cap;
+	return 0;
+}
+
 static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 {
 	size_t n = e->nlive;
-	struct nl_view_thread *vt = calloc(n + 1, sizeof(*vt));
-	double *perf = malloc(sizeof(double) * (n + 1));
-	double *rel = malloc(sizeof(double) * (n + 1));
-	int *group = malloc(sizeof(int) * (n + 1));
-	unsigned char *has = calloc(n + 1, 1);
-	int rc = -ENOMEM;
+	int rc = scratch_reserve(e, n);
 
-	if (!vt || !perf || !rel || !group || !has)
-		goto out;
+	if (rc < 0)
+		return rc;
+	struct nl_view_thread *vt = e->scratch.vt;
+	double *perf = e->scratch.perf, *rel = e->scratch.rel;
+	int *group = e->scratch.group;
+	unsigned char *has = e->scratch.has;
+
+	memset(&vt[n], 0, sizeof(*vt)); /* as calloc'd: one past the end */
+	perf[n] = rel[n] = 0;
+	group[n] = 0;
+	has[n] = 0;
 	model_domain(e, d, now);
 	for (size_t i = 0; i < n; i++) {
 		struct ethread *t = e->live[i];
@@ -708,12 +748,6 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 	d->sum.periods++;
 	d->next_due_s = now + (e->plan.next_period_s > 0 ? e->plan.next_period_s
 							 : d->params.period_s);
-out:
-	free(vt);
-	free(perf);
-	free(rel);
-	free(group);
-	free(has);
 	return rc;
 }
 

@@ -107,6 +107,15 @@ struct nl_engine {
 	struct nl_plan plan;
 	double start_s;
 	size_t ended_seen; /* ended threads at forget_ended's last look */
+	/* step_domain's arrays, kept from period to period (grown, never
+	 * allocated again for the same size). */
+	struct {
+		struct nl_view_thread *vt;
+		double *perf, *rel;
+		int *group;
+		unsigned char *has;
+		size_t cap;
+	} scratch;
 };
 
 /* A long-lived job must not make the journal (and its report) grow

@@ -14,6 +14,10 @@ void nl_sample_add(struct nl_sample *a, const struct nl_sample *b)
 	a->page_faults += b->page_faults;
 	if (b->cpu >= 0)
 		a->cpu = b->cpu;
+	/* A field whose flag is clear holds 0 (sample.h): nothing to add
+	 * by node without latency or node access (the software backend). */
+	if (!(b->measured & (NL_M_LATENCY | NL_M_NODE_ACCESS)))
+		return;
 	for (int i = 0; i < NL_MAX_NODES; i++) {
 		a->lat_count[i] += b->lat_count[i];
 		a->lat_sum_ns[i] += b->lat_sum_ns[i];
