@@ -52,11 +52,20 @@ if [ "$cg" = callgrind ]; then
 	# it calls); the taking over (thread_init) is subtracted.
 	printf "%8s %6s %8s %14s %14s %20s\n" threads seen periods "Ir periods" "Ir take_over" "Ir/thread/period"
 	for n in $sizes; do
+		# attach to a started workload: under valgrind, run's own
+		# start of the command is slowed down with it.
+		"$build/numalot-workload" --threads "$n" --seconds "$((secs + 2))" \
+			--mode "$mode" >/dev/null 2>&1 &
+		wp=$!
+		for _ in $(seq 100); do
+			[ "$(ls /proc/$wp/task 2>/dev/null | wc -l)" -gt "$n" ] && break
+			sleep 0.1
+		done
 		valgrind --tool=callgrind --toggle-collect=nl_engine_step_due \
-			--callgrind-out-file="$T/cg.out" "$build/numalot" run \
+			--callgrind-out-file="$T/cg.out" "$build/numalot" attach \
 			--policy=lbma --period=1 --topology="$topo" --report="$T/r.json" \
-			-- "$build/numalot-workload" --threads "$n" --seconds "$secs" \
-			--mode "$mode" >/dev/null 2>&1
+			"$wp" >/dev/null 2>&1
+		wait "$wp" || true
 		callgrind_annotate --inclusive=yes --threshold=100 "$T/cg.out" >"$T/cg.txt" 2>/dev/null
 		python3 - "$T/r.json" "$n" "$T/cg.txt" <<'PY'
 import json, re, sys
@@ -71,7 +80,7 @@ for line in open(sys.argv[3]):
         tot = v
     elif m.group(2).endswith(":thread_init"):
         tk = max(tk, v)
-p = r["summary"]["periods"]
+p = max(r["summary"]["periods"], 1)
 print("%8d %6d %8d %14d %14d %20.0f" % (n, len(r["threads"]), p, tot, tk, (tot - tk) / p / n))
 PY
 	done
