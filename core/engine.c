@@ -20,6 +20,7 @@ int nl_engine_create(struct nl_machine *m, struct nl_engine **out)
 	if (!e)
 		return -ENOMEM;
 	e->m = m;
+	e->due_slack_s = DUE_SLACK_S;
 	e->start_s = m->ops->now(m);
 	nl_plan_init(&e->plan);
 	*out = e;
@@ -696,16 +697,23 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 	group[n] = 0;
 	has[n] = 0;
 	model_domain(e, d, now);
+	/* Relative perf is per process of this domain: computed over its
+	 * threads only (in tid order, as they are summed); the others' is 1,
+	 * as it would be in a group of their own with no perf. So a step
+	 * costs by its own threads, however many steps share the node. */
+	size_t m = 0, j = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct ethread *t = e->live[i];
-		perf[i] = t->perf;
-		/* Relative perf is per process of this domain. */
-		group[i] = t->domain == d->id ? t->pid : -1;
-		has[i] = t->domain == d->id && t->has_perf;
+		if (t->domain != d->id)
+			continue;
+		perf[m] = t->perf;
+		group[m] = t->pid;
+		has[m++] = t->has_perf;
 	}
-	nl_perf_relative(perf, group, has, (int)n, rel);
+	nl_perf_relative(perf, group, has, (int)m, rel);
 	for (size_t i = 0; i < n; i++) {
 		struct ethread *t = e->live[i];
+		double rel_i = t->domain == d->id ? rel[j++] : 1.0;
 		vt[i] = (struct nl_view_thread){
 			.tid = t->tid,
 			.pid = t->pid,
@@ -714,7 +722,7 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 			.pinned = t->pinned,
 			.has_perf = t->has_perf,
 			.perf = t->perf,
-			.rel_perf = rel[i],
+			.rel_perf = rel_i,
 			.has_prev = t->has_prev,
 			.prev_perf = t->prev_perf,
 			.preferred_node = t->preferred_node,
@@ -749,6 +757,11 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 	d->next_due_s = now + (e->plan.next_period_s > 0 ? e->plan.next_period_s
 							 : d->params.period_s);
 	return rc;
+}
+
+void nl_engine_set_due_slack(struct nl_engine *e, double seconds)
+{
+	e->due_slack_s = seconds > DUE_SLACK_S ? seconds : DUE_SLACK_S;
 }
 
 double nl_engine_next_due(const struct nl_engine *e)
@@ -795,7 +808,7 @@ double nl_engine_step_due(struct nl_engine *e)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < e->ndomains; i++)
-		if (e->domains[i].next_due_s <= now + DUE_SLACK_S)
+		if (e->domains[i].next_due_s <= now + e->due_slack_s)
 			dd[nd++] = (struct due_domain){
 				e->domains[i].id, e->domains[i].next_due_s, 0};
 	if (e->m->ops->threads_of && nd > 1) {

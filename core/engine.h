@@ -31,6 +31,14 @@ int nl_engine_add_process(struct nl_engine *e, int pid, int domain);
  */
 double nl_engine_step_due(struct nl_engine *e);
 
+/*
+ * Step, with the ones due now, the domains due within seconds from now
+ * (default: only those due now). Each step costs a pass over every live
+ * thread besides its own, so an agent serving many steps steps them in
+ * batches: their periods end up in step (docs/protocol.md, "Cost").
+ */
+void nl_engine_set_due_slack(struct nl_engine *e, double seconds);
+
 /* The machine time at which the next domain is due (INFINITY: none). */
 double nl_engine_next_due(const struct nl_engine *e);
 

@@ -106,7 +106,8 @@ struct nl_engine {
 	size_t nprocs;
 	struct nl_plan plan;
 	double start_s;
-	size_t ended_seen; /* ended threads at forget_ended's last look */
+	size_t ended_seen;  /* ended threads at forget_ended's last look */
+	double due_slack_s; /* domains due this soon are stepped now */
 	/* step_domain's arrays, kept from period to period (grown, never
 	 * allocated again for the same size). */
 	struct {

@@ -467,6 +467,12 @@ int nl_agent_run(const struct nl_agent_config *c)
 	}
 	if (nl_engine_create(s.machine, &s.engine) < 0)
 		goto out;
+	/* Steps due within a tenth of the shortest period are stepped
+	 * together: many steps cost one pass over the threads a batch, not
+	 * one each (docs/protocol.md, "Cost"). */
+	nl_engine_set_due_slack(s.engine, c->min_period_s * 0.1 < 0.05
+						  ? c->min_period_s * 0.1
+						  : 0.05);
 	/* The socket systemd passed (numalotd.socket), else our own. */
 	char passed[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	lfd = nl_activation_fd(passed, sizeof(passed), err, sizeof(err));

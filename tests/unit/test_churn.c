@@ -249,11 +249,49 @@ static void only_due_domains_are_read(void **state)
 	teardown(&c);
 }
 
+/* Two domains due 30 ms apart: stepped one at a time, or together
+ * within the engine's slack (what the agent sets for many steps). */
+static void due_slack_steps_together(void **state)
+{
+	(void)state;
+	for (int slack = 0; slack < 2; slack++) {
+		struct churn c;
+		struct nl_engine *e;
+		struct nl_policy_params p, q;
+		setup(&c, 1);
+		nl_policy_params_default(&p);
+		q = p;
+		q.period_s = p.period_s + 0.03;
+		assert_int_equal(nl_engine_create(&c.m, &e), 0);
+		if (slack)
+			nl_engine_set_due_slack(e, 0.05);
+		assert_int_equal(nl_engine_add_domain(e, 1, "a",
+						      NL_POLICY_MONITOR, &p, 1),
+				 0);
+		assert_int_equal(nl_engine_add_domain(e, 2, "b",
+						      NL_POLICY_MONITOR, &q, 2),
+				 0);
+		assert_int_equal(nl_engine_add_process(e, 100, 1), 0);
+		assert_int_equal(nl_engine_add_process(e, 200, 2), 0);
+		c.now += p.period_s; /* the first due, the other in 30 ms */
+		assert_true(nl_engine_step_due(e) > 0);
+		/* Without slack only domain 1's process is read; with it,
+		 * both domains are due, so every thread is. */
+		assert_int_equal(c.threads_of_calls, slack ? 0 : 1);
+		assert_int_equal(c.threads_calls, slack ? 1 : 0);
+		if (!slack)
+			assert_int_equal(c.last_pids[0], 100);
+		nl_engine_free(e);
+		teardown(&c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(churn_keeps_other_domains),
 		cmocka_unit_test(only_due_domains_are_read),
+		cmocka_unit_test(due_slack_steps_together),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
