@@ -27,7 +27,7 @@ hello_ms() {
 	t1=$(date +%s%N)
 	echo $(((t1 - t0) / 1000000))
 }
-# latencies SOCKET COUNT: "median p90 max" of COUNT hellos, 0.1 s apart,
+# latencies SOCKET COUNT: "p50 p99 max" of COUNT hellos, 0.1 s apart,
 # each from connect to the last byte of the reply (one client process, so
 # that no program start is counted).
 latencies() {
@@ -59,7 +59,9 @@ for _ in range(n):
         ms.append(99999)
     time.sleep(0.1)
 ms.sort()
-print("median %.1f ms, p90 %.1f ms, max %.1f ms" % (ms[(n - 1) // 2], ms[int(n * 0.9) - 1], ms[-1]))
+load = open("/proc/loadavg").read().split()[:3]
+print("p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d hellos; load %s)" % (ms[(n - 1) // 2],
+      ms[max(0, -(-n * 99 // 100) - 1)], ms[-1], n, " ".join(load)))
 PY
 }
 # The CPU time (s) of pid so far.
@@ -80,17 +82,17 @@ per=$((THREADS / STEPS))
 echo "== $STEPS steps x $per threads ($((STEPS * per)) threads), period 1 s"
 t0=$(date +%s)
 for i in $(seq "$STEPS"); do
-	"$W" --threads "$((per - 1))" --seconds 600 --mode idle >/dev/null 2>&1 &
+	"$W" --threads "$((per - 1))" --seconds 600 --mode sleep >/dev/null 2>&1 &
 	pids+=($!)
-	"$N" request --socket="$S" "{\"v\":1,\"op\":\"register\",\"job\":$i,\"step\":0,\"uid\":0,\"pid\":$!,\"policy\":\"monitor\",\"cpus\":\"0\",\"period\":1}" >/dev/null 2>&1
+	"$N" request --socket="$S" "{\"v\":1,\"op\":\"register\",\"job\":$i,\"step\":0,\"uid\":0,\"pid\":$!,\"policy\":\"monitor\",\"cpus\":\"0\",\"period\":1}" >>"$T/reg.out" 2>&1
 done
-echo "registered in $(($(date +%s) - t0)) s; $(timeout 10 "$N" status --socket="$S" 2>/dev/null | grep -c '^[0-9]') steps"
+echo "registrations answered ok: $(grep -c '"ok":true' "$T/reg.out") of $STEPS"
+echo "registered in $(($(date +%s) - t0)) s (load $(cut -d" " -f1-3 /proc/loadavg)); $(timeout 10 "$N" status --socket="$S" 2>/dev/null | grep -c '^[0-9]') steps"
 sleep 3
-c0=$(cpu_s "$AP")
-echo "hello while they run: $(latencies "$S" 30)"
-sleep 2
-c1=$(cpu_s "$AP")
-python3 -c "print('agent CPU over the hellos: %.2f s in about 7 s' % ($c1 - $c0))"
+c0=$(cpu_s "$AP") w0=$(date +%s.%N)
+echo "hello while they run: $(latencies "$S" 100)"
+c1=$(cpu_s "$AP") w1=$(date +%s.%N)
+python3 -c "print('agent CPU over the hellos: %.2f s in %.1f s (%.0f%% of a core)' % ($c1 - $c0, $w1 - $w0, 100 * ($c1 - $c0) / ($w1 - $w0)))"
 timeout 10 "$N" request --socket="$S" '{"v":1,"op":"report","job":1,"step":0,"uid":0}' |
 	python3 -c "import json,sys; r=json.load(sys.stdin)['report']; print('step 1: %d threads, %d periods' % (len(r['threads']), r['summary']['periods']))"
 kill "$AP"
@@ -102,23 +104,23 @@ pids=()
 echo "== nobody: one process of $BIG threads, beside root's 4-thread step"
 S=$T/b/s.sock
 start_agent "$S"
-su nobody -s /bin/sh -c "echo \$\$ >'$T/pub/big.pid'; exec '$W' --threads $((BIG - 1)) --seconds 600 --mode idle" >/dev/null 2>&1 &
+su nobody -s /bin/sh -c "echo \$\$ >'$T/pub/big.pid'; exec '$W' --threads $((BIG - 1)) --seconds 600 --mode sleep" >/dev/null 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do [ -s "$T/pub/big.pid" ] && break; sleep 0.05; done
 bp=$(cat "$T/pub/big.pid")
 pids+=($bp)
 for _ in $(seq 600); do [ "$(ls /proc/"$bp"/task 2>/dev/null | wc -l)" -ge "$BIG" ] && break; sleep 0.1; done
 echo "its threads: $(ls /proc/"$bp"/task | wc -l)"
-"$W" --threads 4 --seconds 600 --mode idle >/dev/null 2>&1 &
+"$W" --threads 4 --seconds 600 --mode sleep >/dev/null 2>&1 &
 op=$!
 pids+=($op)
 "$N" request --socket="$S" "{\"v\":1,\"op\":\"register\",\"job\":2,\"step\":0,\"uid\":0,\"pid\":$op,\"policy\":\"monitor\",\"cpus\":\"0\",\"period\":0.5}" >/dev/null
 su nobody -s /bin/sh -c "'$N' request --socket='$S' '{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":$(id -u nobody),\"pid\":$bp,\"policy\":\"monitor\",\"cpus\":\"0\",\"period\":0.2}'" >/dev/null
 sleep 3
-c0=$(cpu_s "$AP")
-echo "the other step's hello: $(latencies "$S" 30)"
-c1=$(cpu_s "$AP")
-python3 -c "print('agent CPU over the hellos: %.2f s' % ($c1 - $c0))"
+c0=$(cpu_s "$AP") w0=$(date +%s.%N)
+echo "the other step's hello: $(latencies "$S" 100)"
+c1=$(cpu_s "$AP") w1=$(date +%s.%N)
+python3 -c "print('agent CPU over the hellos: %.2f s in %.1f s (%.0f%% of a core)' % ($c1 - $c0, $w1 - $w0, 100 * ($c1 - $c0) / ($w1 - $w0)))"
 timeout 10 "$N" request --socket="$S" '{"v":1,"op":"report","job":2,"step":0,"uid":0}' |
 	python3 -c "import json,sys; r=json.load(sys.stdin)['report']; print('the other step: %d threads (5 expected), %d periods, %s' % (len(r['threads']), r['summary']['periods'], 'budget note: ' + r['budget'] if 'budget' in r else 'all counted'))"
 su nobody -s /bin/sh -c "'$N' request --socket='$S' '{\"v\":1,\"op\":\"report\",\"job\":1,\"step\":0}'" |

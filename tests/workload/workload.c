@@ -2,12 +2,13 @@
  * numalot-workload: a real multithreaded program for tests and the demo.
  *
  *   numalot-workload [--threads N] [--seconds S] [--mode
- * compute|memory|mixed|idle]
+ * compute|memory|mixed|idle|sleep]
  *                    [--mem-mb M] [--late N] [--short N] [--exit-code K]
  *
  * Each thread runs for S seconds: compute (floating-point loop), memory
- * (strided walks over M MiB of its own), or mixed (alternating every
- * 100 ms). --late N starts N more threads at S/2; --short N makes N of the
+ * (strided walks over M MiB of its own), mixed (alternating every
+ * 100 ms), idle (waking every 200 ms) or sleep (blocked until the end).
+ * --late N starts N more threads at S/2; --short N makes N of the
  * threads stop at S/4. Prints each thread's throughput and the total.
  */
 #include <errno.h>
@@ -19,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { COMPUTE, MEMORY, MIXED, IDLE };
+enum mode { COMPUTE, MEMORY, MIXED, IDLE, SLEEP };
 
 struct worker {
 	pthread_t th;
@@ -66,6 +67,18 @@ static void *run(void *arg)
 	size_t pos = 0;
 	double start = now_s(), end = start + w->seconds;
 
+	if (w->mode == SLEEP) {
+		/* Threads that exist and block: they never wake until the end
+		 * (benchmarks of the agent with many threads on few CPUs). */
+		for (double t = start; t < end; t = now_s()) {
+			double left = end - t;
+			struct timespec ts = {
+				(time_t)left,
+				(long)((left - (double)(time_t)left) * 1e9)};
+			nanosleep(&ts, NULL);
+		}
+		return NULL;
+	}
 	if (w->mode == IDLE) {
 		/* Threads that exist and wait (benchmarks of many threads). */
 		struct timespec ts = {0, 200 * 1000 * 1000};
@@ -96,7 +109,7 @@ static int start(struct worker *w, int id, double seconds, enum mode m,
 	w->seconds = seconds;
 	w->mode = m;
 	w->bytes = bytes;
-	if (m == IDLE) { /* many of them: small stacks */
+	if (m == IDLE || m == SLEEP) { /* many of them: small stacks */
 		pthread_attr_t a;
 		pthread_attr_init(&a);
 		pthread_attr_setstacksize(&a, 64 * 1024);
@@ -167,11 +180,12 @@ int main(int argc, char **argv)
 			       : !strcmp(optarg, "memory") ? MEMORY
 			       : !strcmp(optarg, "mixed")  ? MIXED
 			       : !strcmp(optarg, "idle")   ? IDLE
+			       : !strcmp(optarg, "sleep")  ? SLEEP
 							   : (rc = -1, MIXED);
 			if (rc)
 				fprintf(stderr, "numalot-workload: --mode is "
-						"compute, memory, mixed or "
-						"idle\n");
+						"compute, memory, mixed, idle "
+						"or sleep\n");
 			break;
 		default:
 			rc = -1;
@@ -186,7 +200,7 @@ int main(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "usage: numalot-workload [--threads N] "
 				"[--seconds S] [--mode "
-				"compute|memory|mixed|idle] "
+				"compute|memory|mixed|idle|sleep] "
 				"[--mem-mb M] [--late N] [--short N] "
 				"[--exit-code K]\n");
 		return 2;
