@@ -779,7 +779,7 @@ double nl_engine_next_due(const struct nl_engine *e)
  * the agent answers its socket in between whatever the load
  * (docs/protocol.md).
  */
-#define DUE_BATCH_THREADS 4096
+#define DUE_BATCH_THREADS 1024
 
 struct due_domain {
 	int id;

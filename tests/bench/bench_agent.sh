@@ -66,8 +66,15 @@ PY
 }
 # The CPU time (s) of pid so far.
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' /proc/"$1"/stat; }
+# The agent's descriptor limit: NOFILE (default 524288, the hard limit
+# systemd gives a service such as numalotd.service), not this shell's;
+# the counter budget follows from it (docs/protocol.md).
+NOFILE=${NOFILE:-524288}
 start_agent() {
-	"$D" --socket="$1" --idle-exit=0 --min-period=0.1 --log-level=warning 2>"$T/agent.log" &
+	(
+		ulimit -n "$NOFILE" 2>/dev/null || echo "bench_agent: cannot set NOFILE=$NOFILE; the agent keeps $(ulimit -Hn)" >&2
+		exec "$D" --socket="$1" --idle-exit=0 --min-period=0.1 --log-level=warning 2>"$T/agent.log"
+	) &
 	AP=$!
 	pids+=($AP)
 	for _ in $(seq 100); do [ "$(hello_ms "$1")" -lt 99999 ] && return; sleep 0.05; done
@@ -75,6 +82,7 @@ start_agent() {
 # A baseline: the hello of an idle agent.
 S=$T/a/s.sock
 start_agent "$S"
+echo "agent descriptors: $(awk '/Max open files/ {print $4, $5}' /proc/"$AP"/limits) (soft, hard)"
 echo "idle agent: hello $(latencies "$S" 10)"
 
 # (1) many steps.
