@@ -26,11 +26,12 @@ pages_on() {
 		s += substr($i, length(k) + 1)} END {print s + 0}' \
 		"/proc/$1/numa_maps" 2>/dev/null
 }
-# find_workload: w becomes the pid of the workload numalot started (bounded).
+# find_workload SECONDS: w becomes the pid of the workload numalot started
+# for that long (bounded).
 find_workload() {
 	w=""
 	for _ in $(seq 300); do
-		w=$(pgrep -f -n -- "^$W --threads 2 --seconds 12" || true)
+		w=$(pgrep -f -n -- "^$W --threads 2 --seconds $1" || true)
 		[ -n "$w" ] && break
 		sleep 0.05
 	done
@@ -40,19 +41,21 @@ find_workload() {
 # it over, and kept there (--keep-bindings): its threads cannot go to the
 # data, so the data must come to them.
 numactl --preferred=0 taskset -c "$cpus1" \
-	"$N" run --policy=lbma --period=3 --keep-bindings --report="$T/r.json" \
-	-- "$W" --threads 2 --seconds 12 --mode memory --mem-mb 64 >"$T/out" 2>&1 &
+	"$N" run --policy=lbma --period=6 --keep-bindings --report="$T/r.json" \
+	-- "$W" --threads 2 --seconds 14 --mode memory --mem-mb 64 >"$T/out" 2>&1 &
 run=$!
-find_workload
+find_workload 14
 check "the workload was found" test -n "$w"
-# Its memory touched (on node 0) before numalot's first step (3 s), then
+# Its memory touched (on node 0) before numalot's first step (6 s), then
 # numalot's moves watched for, with a bound: a loaded machine may be slow
-# to do either.
+# to do either. "Before" is the sample with the most pages on node 0 (the
+# memory touched, none moved yet).
 before0=0 before1=0 after1=0
 for _ in $(seq 200); do
-	before0=$(pages_on "$w" 0)
-	before1=$(pages_on "$w" 1)
-	[ "${before0:-0}" -gt 8192 ] && break
+	n0=$(pages_on "$w" 0)
+	n1=$(pages_on "$w" 1)
+	[ "${n0:-0}" -le "$before0" ] && [ "$before0" -gt 8192 ] && break
+	[ "${n0:-0}" -gt "$before0" ] && before0=${n0:-0} before1=${n1:-0}
 	sleep 0.05
 done
 while kill -0 "$w" 2>/dev/null; do
@@ -84,7 +87,7 @@ numactl --interleave=0,1 taskset -c "$cpus1" \
 	"$N" run --policy=lbma --period=4 --report="$T/i.json" \
 	-- "$W" --threads 2 --seconds 12 --mode memory --mem-mb 64 >"$T/iout" 2>&1 &
 run=$!
-find_workload
+find_workload 12
 share=""
 i0=0 i1=0
 for _ in $(seq 200); do
