@@ -192,8 +192,15 @@ check "(e) ...and the batch step has no report" test -z "$(ls e2-*.batch.* 2>/de
 # (i) salloc's interactive step (LaunchParameters=use_interactive_step) is
 # the user's shell, like the batch step: not managed; its sruns are.
 mkdir -p i && cd i
-printf 'srun -Q -n1 %s --threads 1 --seconds 0.3\nexit\n' "$W" |
-	timeout 60 script -q -c "salloc -Q -N1 -w nla --numalot=monitor" /dev/null >../i.out 2>&1
+# The commands are typed only once the shell has printed its prompt: srun
+# --pty puts the terminal in raw mode with TCSAFLUSH, which discards
+# whatever was typed ahead of it (on a fast machine, all of it).
+: >../i.out
+{
+	for _ in $(seq 300); do [ -s ../i.out ] && break; sleep 0.1; done
+	sleep 0.5
+	printf 'srun -Q -n1 %s --threads 1 --seconds 0.3\nexit\n' "$W"
+} | timeout 60 script -q -c "salloc -Q -N1 -w nla --numalot=monitor" /dev/null >../i.out 2>&1
 cd ..
 j=$(last_job)
 # The shell's step ends with salloc: wait (bounded) until its slurmstepd
@@ -209,5 +216,5 @@ check "(i) ...and no agent took the shell" \
 check "(i) the interactive step's slurmstepd ended with salloc" \
 	test -z "$(ls spool-nla/nla_"$j".* 2>/dev/null)"
 
-[ $fails -eq 0 ] || { echo "slurmd logs:"; tail -n 5 log/slurmd-nla.log log/slurmd-nlb.log; }
+[ $fails -eq 0 ] || { echo "salloc printed:"; cat -v i.out | tail -n 20; echo "slurmd logs:"; tail -n 5 log/slurmd-nla.log log/slurmd-nlb.log; }
 [ $fails -eq 0 ]
