@@ -147,6 +147,7 @@ static struct ethread *thread_new(struct nl_engine *e,
 	t->alive = 1;
 	t->first_seen_s = e->m->ops->now(e->m);
 	t->preferred_node = -1;
+	t->left_node = -1;
 	t->acc.cpu = -1;
 	nl_record_clear(&t->record);
 	e->all[e->nall++] = t;
@@ -579,6 +580,12 @@ static const char *place(struct nl_engine *e, struct ethread *t, int cpu)
 	return NULL;
 }
 
+static int node_of(const struct nl_engine *e, int cpu)
+{
+	const struct nl_topology *topo = e->m->topo;
+	return cpu >= 0 && cpu < topo->ncpus ? topo->cpu_node[cpu] : -1;
+}
+
 /* Step 5: apply the plan, journal what was done and what was not. */
 static int apply(struct nl_engine *e, struct edomain *d, double now)
 {
@@ -620,6 +627,9 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 			rc = nl_engine_journal(d, a, now, why, pid, upid);
 			continue;
 		}
+		t->left_node = node_of(e, a->from_cpu);
+		if (u)
+			u->left_node = node_of(e, a->to_cpu);
 		switch (a->kind) {
 		case NL_ACT_PIN:
 			t->hold_until_s = now + d->params.hold_s;
@@ -731,6 +741,7 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 			.has_oi = t->has_oi,
 			.oi = t->oi,
 			.held = now < t->hold_until_s,
+			.left_node = now < t->hold_until_s ? t->left_node : -1,
 			.tput = t->tput,
 			.has_share = t->has_share,
 			.cpu_share = t->cpu_share,

@@ -25,6 +25,7 @@ struct ethread {
 	double oi, tput;
 	int tput_ops;	     /* tput is ops/s (not the CPU share) */
 	double hold_until_s; /* moved recently: the policy leaves it alone */
+	int left_node;	     /* the node its last move took it from */
 	int has_share;
 	double cpu_share;
 	unsigned acc_measured; /* what the last period's samples measured */

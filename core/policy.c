@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
@@ -185,14 +184,29 @@ int nl_step_data_node(const struct step *st, int i)
 	return P;
 }
 
+/*
+ * What a move is judged on: the thread's throughput (ops/s, or its CPU
+ * share without op counts) over its process's mean, so that a phase of the
+ * whole process does not count; its own throughput when it is alone.
+ * Not the 3DyRM perf: that divides by the latency a remote CPU adds, which
+ * the ops/s already paid, so a move that gave a thread a CPU of its own
+ * or a swap that brought a latency-bound thread home was undone
+ * (docs/algorithms.md, judge).
+ */
 double nl_step_judge_metric(const struct step *st, int i)
 {
 	const struct nl_view *v = st->v;
 	int siblings = 0;
-	for (int j = 0; j < v->nthreads && siblings < 2; j++)
-		siblings += v->threads[j].pid == v->threads[i].pid &&
-			    v->threads[j].has_perf;
-	return siblings > 1 ? v->threads[i].rel_perf : v->threads[i].perf;
+	double sum = 0;
+	for (int j = 0; j < v->nthreads; j++)
+		if (v->threads[j].pid == v->threads[i].pid &&
+		    v->threads[j].has_perf) {
+			siblings++;
+			sum += v->threads[j].tput;
+		}
+	if (siblings > 1 && sum > 0)
+		return v->threads[i].tput * siblings / sum;
+	return v->threads[i].tput;
 }
 
 static int plan_simple(struct step *st, enum nl_action_kind kind, int i, int to,
@@ -319,8 +333,13 @@ static int has_reason(const struct step *st, int i)
 		return 0;
 	if (st->p->dest == NL_DEST_ANY)
 		return 1;
-	return !t->held &&
-	       (nl_step_data_node(st, i) >= 0 || nl_step_crowded(st, i));
+	int data = nl_step_data_node(st, i);
+	/* A held thread may still go to its data node, found elsewhere since
+	 * it moved, but never back to the node it left (docs/algorithms.md,
+	 * hold_s). */
+	if (t->held)
+		return data >= 0 && data != t->left_node;
+	return data >= 0 || nl_step_crowded(st, i);
 }
 
 struct ranked {

@@ -118,6 +118,7 @@ struct nl_view_thread {
 	int has_oi;	    /* operational intensity was measured */
 	double oi;	    /* ops per byte from memory */
 	int held;	    /* moved recently (hold_s): leave it alone */
+	int left_node;	    /* while held: the node it was moved from */
 	double tput;	    /* ops/s, or the CPU share without op counts */
 	int has_share;	    /* cpu_share was measured */
 	double cpu_share;   /* CPU time over wall time, this period */

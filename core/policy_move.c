@@ -49,12 +49,16 @@ static int nodes_by_distance(const struct nl_topology *topo, int from,
 
 /*
  * May u (on CPU d) swap with thread i (on CPU s)? Always in the paper's
- * rule; by default only when u does not lose its data by it: u is
- * compute-bound, or its data is not on d's node.
+ * rule; by default only when u does not lose its data by it (u is
+ * compute-bound, or its data is not on d's node), or when u needs its
+ * memory much less than i does: twice i's operational intensity, so the
+ * remote accesses the swap adds are fewer than those it saves (IMAR2
+ * judges the pair after; docs/algorithms.md).
  */
-static int swap_ok(const struct step *st, int u, int s, int d)
+static int swap_ok(const struct step *st, int i, int u, int s, int d)
 {
 	const struct nl_view_thread *U = &st->v->threads[u];
+	const struct nl_view_thread *T = &st->v->threads[i];
 	int D = st->v->topo->cpu_node[d], S = st->v->topo->cpu_node[s];
 
 	if (!nl_step_in_domain(st, u) || st->moved[u] || !nl_step_allows(U, s))
@@ -64,6 +68,8 @@ static int swap_ok(const struct step *st, int u, int s, int d)
 	if (U->held)
 		return 0;
 	if (nl_step_compute_bound(st, u) || U->preferred_node == S)
+		return 1;
+	if (T->has_oi && U->has_oi && U->oi >= 2 * T->oi)
 		return 1;
 	return U->preferred_node != D && U->here_share < st->p->data_share;
 }
@@ -96,7 +102,7 @@ static int option_to(struct step *st, int i, int s, int d, int n)
 	/* Occupied: a swap with the occupant worth most. */
 	for (int u = st->head[d]; u >= 0; u = st->next[u]) {
 		double tk;
-		if (!swap_ok(st, u, s, d))
+		if (!swap_ok(st, i, u, s, d))
 			continue;
 		tk = swap_tickets(st, i, u, s, d);
 		if (tk > best_tk) {
@@ -269,7 +275,8 @@ int nl_step_move(struct step *st, int i, struct nl_rng *rng, int memo)
 		rc = nl_memo_add(
 			st->s,
 			&(struct nl_memo){t->tid, a.from_cpu, a.to_cpu, t->perf,
-					  nl_step_judge_metric(st, i), pair});
+					  nl_step_judge_metric(st, i),
+					  pair});
 	}
 	if (rc == 0 && memo && o->other >= 0) {
 		const struct nl_view_thread *u = &st->v->threads[o->other];

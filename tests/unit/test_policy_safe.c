@@ -117,11 +117,23 @@ static void moves_only_to_data_node(void **state)
 	}
 	/* The stay outcome is drawn, but rarely against a good move. */
 	assert_true(stays > 0 && stays < 60);
-	/* Held after a move: left alone. */
+	/* Held after a move from its data's node: not moved back. */
 	t->held = 1;
+	t->left_node = 2;
 	nl_policy_state_init(&s);
 	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
 	assert_int_equal(plan.n, 0);
+	/* Held, but its data was found on a node it did not leave: it may
+	 * go there (and only there). */
+	t->left_node = 1;
+	P.tickets.stay = 0;
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(plan.n, 1);
+	assert_int_equal(plan.actions[0].kind, NL_ACT_MIGRATE);
+	assert_int_equal(u.topo->cpu_node[plan.actions[0].to_cpu], 2);
+	setup(NULL);
+	nl_policy_state_free(&s);
+	nl_policy_state_init(&s);
 	/* Compute-bound: never moved for its data. */
 	t->held = 0;
 	t->has_oi = 1;
@@ -144,7 +156,7 @@ static void swaps_never_evict(void **state)
 	struct nl_policy_state s;
 
 	vu_init(&u, "numa:2 core:1 pu:1");
-	add(&u, 1, 1, 0, 1, 0.9);
+	struct nl_view_thread *t = add(&u, 1, 1, 0, 1, 0.9);
 	struct nl_view_thread *h = add(&u, 2, 2, 1, 1, 0.9);
 	P.tickets.stay = 0;
 	struct nl_view *v = vu_view(&u, 1.0);
@@ -168,14 +180,26 @@ static void swaps_never_evict(void **state)
 	h->oi = 1000;
 	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
 	assert_int_equal(plan.actions[0].kind, NL_ACT_SWAP);
+	/* At home, not compute-bound, but needing its memory much less than
+	 * the thread kept away from it (twice its intensity): a swap. */
+	t->has_oi = 1;
+	t->oi = 1;
+	h->oi = 2.5;
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(plan.actions[0].kind, NL_ACT_SWAP);
+	/* Not twice: evicting it would cost about what it saves. */
+	h->oi = 1.5;
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(plan.actions[0].kind, NL_ACT_SKIP);
 	setup(NULL);
 	nl_policy_state_free(&s);
 	nl_plan_free(&plan);
 	vu_free(&u);
 }
 
-/* A swap is judged on both threads' own relative perf and undone as a
- * pair; a fall of the whole domain (a phase) undoes nothing. */
+/* A swap is judged on both threads' own throughput relative to their
+ * process's and undone as a pair; a fall of the whole domain (a phase)
+ * undoes nothing. */
 static void rollback_per_thread_and_pairs(void **state)
 {
 	(void)state;
@@ -186,7 +210,7 @@ static void rollback_per_thread_and_pairs(void **state)
 	vu_init(&u, "numa:2 core:2 pu:1");
 	struct nl_view_thread *a = add(&u, 1, 1, 2, 1, 0.9);
 	struct nl_view_thread *b = add(&u, 2, 1, 0, 0, 0.9);
-	add(&u, 3, 1, 1, 0, 0.9);
+	struct nl_view_thread *c = add(&u, 3, 1, 1, 0, 0.9);
 	a->pinned = b->pinned = 1;
 	/* Last step swapped 1 (0 -> 2) and 2 (2 -> 0). */
 	nl_policy_state_init(&s);
@@ -194,19 +218,22 @@ static void rollback_per_thread_and_pairs(void **state)
 	struct nl_memo m[2] = {{1, 0, 2, 100, 1.0, 1}, {2, 2, 0, 100, 1.0, 0}};
 	for (int k = 0; k < 2; k++)
 		nl_memo_add(&s, &m[k]);
-	/* Everyone's perf fell 10x (a phase), relative perf unchanged. */
+	/* Everyone's perf and ops/s fell 10x (a phase): relative unchanged. */
 	a->perf = b->perf = 10;
+	a->tput = b->tput = c->tput = 1e8;
 	a->has_prev = b->has_prev = 1;
 	a->prev_perf = b->prev_perf = 100;
 	struct nl_view *v = vu_view(&u, 5.0);
 	nl_plan_init(&plan);
 	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
 	assert_int_equal(count_kind(&plan, NL_ACT_ROLLBACK), 0);
-	/* Thread 1 lost half its relative perf: the pair is undone. */
+	/* Thread 1's ops/s halved, thread 2's rose 5%: relative to their
+	 * process, 0.59 and 1.24, a geometric mean of 0.85 (< 0.9): the
+	 * pair is undone. */
 	for (int k = 0; k < 2; k++)
 		nl_memo_add(&s, &m[k]);
-	a->rel_perf = 0.5;
-	b->rel_perf = 1.05;
+	a->tput = 0.5e8;
+	b->tput = 1.05e8;
 	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
 	assert_int_equal(count_kind(&plan, NL_ACT_ROLLBACK), 2);
 	assert_int_equal(plan.actions[0].tid, 1);

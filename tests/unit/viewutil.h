@@ -44,6 +44,7 @@ static inline struct nl_view_thread *vu_add(struct vu *u, int tid, int pid,
 		.perf = perf,
 		.rel_perf = 1.0,
 		.preferred_node = -1,
+		.left_node = -1,
 		.record = &u->rec[i],
 		.allowed = u->allowed[i],
 	};
