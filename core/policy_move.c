@@ -275,8 +275,7 @@ int nl_step_move(struct step *st, int i, struct nl_rng *rng, int memo)
 		rc = nl_memo_add(
 			st->s,
 			&(struct nl_memo){t->tid, a.from_cpu, a.to_cpu, t->perf,
-					  nl_step_judge_metric(st, i),
-					  pair});
+					  nl_step_judge_metric(st, i), pair});
 	}
 	if (rc == 0 && memo && o->other >= 0) {
 		const struct nl_view_thread *u = &st->v->threads[o->other];
