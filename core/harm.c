@@ -117,14 +117,19 @@ static int decide(struct step *st, double tput, int count)
 	if (s->harm_sum / s->harm_n >= s->harm_placed * (1 - HARM_MARGIN)) {
 		/* The OS does as well: leave the domain to it for a while. */
 		s->nsaved = 0;
+		s->harm_won = 1;
 		s->harm_passive = 1;
 		if (s->harm_backoff < HARM_MAX_BACKOFF)
 			s->harm_backoff *= 2;
 		s->harm_next_s = now + check * s->harm_backoff;
 		return 1;
 	}
+	/* numalot's placement won: each win in a row puts the next check
+	 * further off (each costs HARM_PERIODS periods under the OS's). */
 	s->harm_backoff = 1;
-	s->harm_next_s = now + check;
+	if (s->harm_won < HARM_MAX_BACKOFF)
+		s->harm_won *= 2;
+	s->harm_next_s = now + check * s->harm_won;
 	int rc = reapply(st);
 	return rc < 0 ? rc : 1;
 }

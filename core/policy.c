@@ -86,6 +86,7 @@ void nl_policy_state_init(struct nl_policy_state *s)
 	memset(s, 0, sizeof(*s));
 	s->period_mult = 1;
 	s->harm_backoff = 1;
+	s->harm_won = 1;
 	s->harm_next_s = -1;
 }
 
@@ -655,7 +656,9 @@ int nl_policy_step(enum nl_policy_kind k, const struct nl_policy_params *p,
 		rc = policy_moves(&st, k, rng);
 	if (rc > 0)
 		rc = 0;
-	if (k != NL_POLICY_IMAR2)
+	/* IMAR2's longer periods, but not while the do-no-harm check has
+	 * the domain with the OS: that lasts HARM_PERIODS short periods. */
+	if (k != NL_POLICY_IMAR2 || s->harm_phase == 1)
 		s->period_mult = 1;
 	plan->next_period_s = p->period_s * s->period_mult;
 	step_free(&st);

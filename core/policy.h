@@ -195,6 +195,7 @@ struct nl_policy_state {
 	int harm_count;	       /* threads measured when released */
 	double harm_next_s;    /* next check */
 	double harm_backoff;   /* multiplies harm_check_s after a lost check */
+	double harm_won;       /* multiplies it after checks numalot won */
 	double harm_sum;       /* released throughput summed over periods */
 	int harm_n;	       /* periods summed */
 	double harm_placed;    /* recent throughput under numalot's placement */

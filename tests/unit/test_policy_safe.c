@@ -314,9 +314,53 @@ static void harm_check(void **state)
 			assert_int_equal(count_kind(&plan, NL_ACT_PIN), 1);
 			assert_int_equal(plan.actions[0].tid, 1);
 			assert_int_equal(plan.actions[0].to_cpu, 2);
+			/* numalot won: the next check comes twice as late. */
+			a->pinned = 1;
+			double won = t;
+			for (t++; t < won + 20; t++) {
+				step(NL_POLICY_LBMA, vu_view(&u, t), &s, &plan,
+				     1);
+				assert_int_equal(
+					count_kind(&plan, NL_ACT_RELEASE), 0);
+			}
+			step(NL_POLICY_LBMA, vu_view(&u, t), &s, &plan, 1);
+			assert_int_equal(count_kind(&plan, NL_ACT_RELEASE), 1);
 		}
 		nl_policy_state_free(&s);
 	}
+	setup(NULL);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/* IMAR2 lengthens its period with nothing to do, but not while the
+ * do-no-harm check has the domain with the OS. */
+static void harm_check_short_periods(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+	double t = 0;
+
+	vu_init(&u, "numa:2 core:2 pu:1");
+	struct nl_view_thread *a = add(&u, 1, 1, 2, 1, 0.9);
+	a->pinned = 1;
+	P.harm_check_s = 10;
+	nl_plan_init(&plan);
+	nl_policy_state_init(&s);
+	while (count_kind(&plan, NL_ACT_RELEASE) == 0 && t < 100) {
+		t += plan.n || t == 0 ? P.period_s : plan.next_period_s;
+		step(NL_POLICY_IMAR2, vu_view(&u, t), &s, &plan, 1);
+		if (!count_kind(&plan, NL_ACT_RELEASE))
+			assert_true(t < 10 || plan.next_period_s > P.period_s);
+	}
+	assert_int_equal(count_kind(&plan, NL_ACT_RELEASE), 1);
+	assert_true(plan.next_period_s == P.period_s);
+	a->pinned = 0;
+	step(NL_POLICY_IMAR2, vu_view(&u, t + 1), &s, &plan, 1);
+	assert_true(plan.next_period_s == P.period_s);
+	nl_policy_state_free(&s);
 	setup(NULL);
 	nl_plan_free(&plan);
 	vu_free(&u);
@@ -355,6 +399,7 @@ int main(void)
 		cmocka_unit_test_setup(rollback_per_thread_and_pairs, setup),
 		cmocka_unit_test_setup(oversubscribed_hands_back, setup),
 		cmocka_unit_test_setup(harm_check, setup),
+		cmocka_unit_test_setup(harm_check_short_periods, setup),
 		cmocka_unit_test(profile_by_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
