@@ -148,6 +148,7 @@ static struct ethread *thread_new(struct nl_engine *e,
 	t->first_seen_s = e->m->ops->now(e->m);
 	t->preferred_node = -1;
 	t->left_node = -1;
+	t->moved_s = -1;
 	t->acc.cpu = -1;
 	nl_record_clear(&t->record);
 	e->all[e->nall++] = t;
@@ -628,8 +629,11 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 			continue;
 		}
 		t->left_node = node_of(e, a->from_cpu);
-		if (u)
+		t->moved_s = now;
+		if (u) {
 			u->left_node = node_of(e, a->to_cpu);
+			u->moved_s = now;
+		}
 		switch (a->kind) {
 		case NL_ACT_PIN:
 			t->hold_until_s = now + d->params.hold_s;
@@ -690,6 +694,15 @@ static int scratch_reserve(struct nl_engine *e, size_t n)
 	return 0;
 }
 
+/* pid's memory is bound by its own policy (a page move was refused). */
+static int mem_bound(const struct nl_engine *e, int pid)
+{
+	for (size_t i = 0; i < e->nprocs; i++)
+		if (e->procs[i].pid == pid)
+			return e->procs[i].pg.refused;
+	return 0;
+}
+
 static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 {
 	size_t n = e->nlive;
@@ -721,9 +734,14 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 		has[m++] = t->has_perf;
 	}
 	nl_perf_relative(perf, group, has, (int)m, rel);
+	int bound_pid = -1, bound = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct ethread *t = e->live[i];
 		double rel_i = t->domain == d->id ? rel[j++] : 1.0;
+		if (t->domain == d->id && t->pid != bound_pid) {
+			bound_pid = t->pid;
+			bound = mem_bound(e, t->pid);
+		}
 		vt[i] = (struct nl_view_thread){
 			.tid = t->tid,
 			.pid = t->pid,
@@ -742,6 +760,7 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 			.oi = t->oi,
 			.held = now < t->hold_until_s,
 			.left_node = now < t->hold_until_s ? t->left_node : -1,
+			.mem_bound = t->domain == d->id && bound,
 			.tput = t->tput,
 			.has_share = t->has_share,
 			.cpu_share = t->cpu_share,

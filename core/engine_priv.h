@@ -26,6 +26,7 @@ struct ethread {
 	int tput_ops;	     /* tput is ops/s (not the CPU share) */
 	double hold_until_s; /* moved recently: the policy leaves it alone */
 	int left_node;	     /* the node its last move took it from */
+	double moved_s;	     /* when numalot last moved it (-1 never) */
 	int has_share;
 	double cpu_share;
 	unsigned acc_measured; /* what the last period's samples measured */

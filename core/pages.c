@@ -25,6 +25,9 @@
 /* Periods a latency-bound process's threads must have found no room on
  * its pages' node before its pages follow them there. */
 #define CROWDED_PERIODS 3
+/* A process whose threads numalot moved within this many periods is still
+ * being placed: its pages wait. */
+#define MOVING_PERIODS 2.5
 /* At most this many seconds of page_rate in one step. */
 #define MAX_BUDGET_S 4.0
 
@@ -34,11 +37,12 @@ struct shape {
 	double nthreads, npages, tput, oi_sum;
 	int n_oi;
 	int cpu_share_only; /* some thread's throughput is its CPU share */
+	int moving;	    /* threads numalot moved in its last periods */
 };
 
 /* The process's threads, throughput and pages; 0, or -1 to skip it. */
 static int shape_of(struct nl_engine *e, const struct edomain *d, int pid,
-		    struct shape *sh)
+		    double now, struct shape *sh)
 {
 	const struct nl_topology *topo = e->m->topo;
 
@@ -52,6 +56,9 @@ static int shape_of(struct nl_engine *e, const struct edomain *d, int pid,
 		sh->nthreads++;
 		sh->tput += t->tput;
 		sh->cpu_share_only |= !t->tput_ops;
+		sh->moving +=
+			t->moved_s >= 0 &&
+			now - t->moved_s < MOVING_PERIODS * d->params.period_s;
 		if (t->has_oi) {
 			sh->oi_sum += t->oi;
 			sh->n_oi++;
@@ -170,6 +177,41 @@ static int node_room(const struct nl_engine *e, const struct edomain *d,
 	return n;
 }
 
+static int main_node(const struct shape *sh, int nnodes)
+{
+	int data = 0;
+	for (int j = 1; j < nnodes; j++)
+		if (sh->pages[j] > sh->pages[data])
+			data = j;
+	return data;
+}
+
+/*
+ * Is p the process that keeps node `data` (of the processes of its domain
+ * whose pages are mostly there, the one with most busy threads; ties: the
+ * lowest pid)? The thread policy gathers that one's threads near the node
+ * (docs/algorithms.md, "Gathering"); the others' pages follow their
+ * threads.
+ */
+static int keeps_node(struct nl_engine *e, const struct edomain *d,
+		      const struct eprocess *p, const struct shape *sh,
+		      int data, double now)
+{
+	int n = e->m->topo->nnodes;
+	for (size_t k = 0; k < e->nprocs; k++) {
+		const struct eprocess *q = &e->procs[k];
+		struct shape qs;
+		if (q == p || q->domain != d->id ||
+		    shape_of(e, d, q->pid, now, &qs) < 0 ||
+		    main_node(&qs, n) != data)
+			continue;
+		if (qs.nthreads > sh->nthreads ||
+		    (qs.nthreads == sh->nthreads && q->pid < p->pid))
+			return 0;
+	}
+	return 1;
+}
+
 static int step_process(struct nl_engine *e, struct edomain *d,
 			struct eprocess *p, double now)
 {
@@ -178,7 +220,7 @@ static int step_process(struct nl_engine *e, struct edomain *d,
 	struct shape sh;
 	double misplaced = 0, elapsed;
 
-	if (p->pg.refused || shape_of(e, d, p->pid, &sh) < 0)
+	if (p->pg.refused || shape_of(e, d, p->pid, now, &sh) < 0)
 		return 0;
 	if (!p->pg.loc_known) {
 		p->pg.loc_before = locality(&sh, n);
@@ -225,11 +267,17 @@ static int step_process(struct nl_engine *e, struct edomain *d,
 			data = j;
 		}
 	}
-	if (most < SPAN_SHARE * sh.nthreads &&
-	    !(sh.n_oi > 0 && sh.oi_sum / sh.n_oi < pp->page_bw_oi)) {
+	int bw = sh.n_oi > 0 && sh.oi_sum / sh.n_oi < pp->page_bw_oi;
+	/* Spread by bandwidth over threads numalot is still placing: where
+	 * they end up is not known yet. */
+	if (most < SPAN_SHARE * sh.nthreads && bw && sh.moving)
+		return 0;
+	if (most < SPAN_SHARE * sh.nthreads && !bw) {
 		/* Other processes' busy threads fill the pages' node: once
-		 * that has lasted, the pages go to the threads instead. */
-		if (sh.nthreads <= node_room(e, d, p->pid, data)) {
+		 * that has lasted, the pages go to the threads instead; not
+		 * while numalot still gathers its threads near them. */
+		if (sh.nthreads <= node_room(e, d, p->pid, data) ||
+		    (sh.moving && keeps_node(e, d, p, &sh, data, now))) {
 			p->pg.crowded = 0;
 			return 0;
 		}

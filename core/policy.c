@@ -397,8 +397,10 @@ static int lbma_candidates(struct step *st, struct nl_rng *rng, int *cand)
 	for (int i = 0; i < st->v->nthreads; i++)
 		if (has_reason(st, i))
 			cand[n++] = i;
-	k = n < st->p->max_migrations ? n : st->p->max_migrations;
-	for (int j = 0; j < k; j++) { /* partial Fisher-Yates */
+	/* All of them in a random order: moves() takes the first
+	 * max_migrations, and more while some of those could not move. */
+	k = n;
+	for (int j = 0; j < k; j++) { /* Fisher-Yates */
 		int r = j + (int)nl_rng_below(rng, (uint64_t)(n - j));
 		int x = cand[j];
 		cand[j] = cand[r];
@@ -552,6 +554,8 @@ static int step_alloc(struct step *st)
 	if (!st->cpu || !st->next || !st->moved || !st->head || !st->order ||
 	    !st->opts)
 		return -ENOMEM;
+	st->owner_pid = -1;
+	st->owner_node = -1;
 	for (int c = 0; c < nc; c++)
 		st->head[c] = -1;
 	for (int i = st->v->nthreads - 1; i >= 0; i--) {
@@ -590,10 +594,21 @@ static int moves(struct step *st, enum nl_policy_kind k, struct nl_rng *rng)
 				     : lbma_candidates(st, rng, cand);
 	if (ncand < 0)
 		rc = ncand;
-	for (int j = 0; j < ncand && rc == 0; j++)
-		if (!st->moved[cand[j]] && st->cpu[cand[j]] >= 0)
-			rc = nl_step_move(st, cand[j], rng,
-					  k == NL_POLICY_IMAR2);
+	int quota = st->p->max_migrations, planned = 0;
+	for (int j = 0; j < ncand && rc == 0; j++) {
+		int i = cand[j];
+		if (j >= quota && planned >= quota)
+			break;
+		if (st->moved[i] || st->cpu[i] < 0)
+			continue;
+		/* LBMA: past its first draws, only threads that can move. */
+		if (j >= quota && !nl_step_can_move(st, i))
+			continue;
+		size_t before = st->plan->n;
+		rc = nl_step_move(st, i, rng, k == NL_POLICY_IMAR2);
+		planned += st->plan->n > before &&
+			   st->plan->actions[before].kind != NL_ACT_SKIP;
+	}
 	/* IMAR2's period: shorter while moving, longer with nothing to do. */
 	if (rc == 0 && k == NL_POLICY_IMAR2 &&
 	    st->p->judge == NL_JUDGE_THREAD) {

@@ -119,6 +119,8 @@ struct nl_view_thread {
 	double oi;	    /* ops per byte from memory */
 	int held;	    /* moved recently (hold_s): leave it alone */
 	int left_node;	    /* while held: the node it was moved from */
+	int mem_bound;	    /* its process's memory is bound by its own
+			       policy: its pages cannot follow it */
 	double tput;	    /* ops/s, or the CPU share without op counts */
 	int has_share;	    /* cpu_share was measured */
 	double cpu_share;   /* CPU time over wall time, this period */

@@ -69,8 +69,27 @@ static int swap_ok(const struct step *st, int i, int u, int s, int d)
 		return 0;
 	if (nl_step_compute_bound(st, u) || U->preferred_node == S)
 		return 1;
-	if (T->has_oi && U->has_oi && U->oi >= 2 * T->oi)
+	/* Another process's (a sibling's intensity differs by its phase,
+	 * not by its needs). */
+	if (T->has_oi && U->has_oi && U->oi >= 2 * T->oi && U->pid != T->pid &&
+	    T->oi >= st->p->page_bw_oi)
 		return 1;
+	if (U->preferred_node >= 0) {
+		const struct nl_topology *topo = st->v->topo;
+		int Up = U->preferred_node;
+		/* Both want the same node and it is i's process's: u's
+		 * process goes elsewhere, and its pages follow it there
+		 * (gathering). */
+		if (st->owner_pid >= 0 && T->pid == st->owner_pid &&
+		    U->pid != st->owner_pid && Up == st->owner_node &&
+		    U->pref_share >= st->p->data_share)
+			return 1;
+		/* Otherwise u is never taken farther from where most of
+		 * its accesses go. */
+		if (nl_topology_distance(topo, S, Up) >
+		    nl_topology_distance(topo, D, Up))
+			return 0;
+	}
 	return U->preferred_node != D && U->here_share < st->p->data_share;
 }
 
@@ -175,6 +194,125 @@ static int crowded_options(struct step *st, int i)
 	return prefer_idle_cores(st, n);
 }
 
+/*
+ * The process with most busy threads whose data is on node P (ties: the
+ * lowest pid) when they are more than P has CPUs, or -1: when several
+ * processes want one node and one of them cannot fit there, the one that
+ * keeps it and the nodes nearest it (docs/algorithms.md, "Gathering").
+ */
+static int node_owner(const struct step *st, int P)
+{
+	const struct nl_view *v = st->v;
+	int pids[64], counts[64], n = 0, best = -1, best_n = 0;
+
+	for (int i = 0; i < v->nthreads; i++) {
+		const struct nl_view_thread *t = &v->threads[i];
+		int k = 0;
+		if (!nl_step_in_domain(st, i) || nl_step_idle(st, i) ||
+		    t->preferred_node != P ||
+		    t->pref_share < st->p->data_share ||
+		    nl_step_compute_bound(st, i))
+			continue;
+		while (k < n && pids[k] != t->pid)
+			k++;
+		if (k == n) {
+			if (n == 64)
+				continue;
+			pids[n] = t->pid;
+			counts[n++] = 0;
+		}
+		counts[k]++;
+	}
+	for (int k = 0; k < n; k++)
+		if (counts[k] > best_n ||
+		    (counts[k] == best_n && pids[k] < best)) {
+			best = pids[k];
+			best_n = counts[k];
+		}
+	int cpus = 0;
+	for (int c = 0; c < v->topo->ncpus; c++)
+		cpus += v->topo->cpu_node[c] == P;
+	return n > 1 && best_n > cpus ? best : -1;
+}
+
+static int bandwidth_bound(const struct step *st, int i)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	return t->has_oi && t->oi < st->p->page_bw_oi;
+}
+
+/*
+ * Would thread i contend for node P's memory with other processes'
+ * threads? A latency-bound one (measured intensity at least page_bw_oi)
+ * does not join a node where other processes' bandwidth-bound threads
+ * take half the CPUs or more; a bandwidth-bound one does not join one
+ * where other processes' memory-bound threads that are not bandwidth-bound
+ * do (its streams would load their memory; spread, its process's pages
+ * follow it instead).
+ */
+static int saturated(const struct step *st, int i, int P)
+{
+	const struct nl_view *v = st->v;
+	const struct nl_view_thread *T = &v->threads[i];
+	int cpus = 0, other = 0, bw = bandwidth_bound(st, i);
+	if (!T->has_oi || (bw && (T->mem_bound || !st->p->pages)))
+		return 0;
+	for (int c = 0; c < v->topo->ncpus; c++) {
+		if (v->topo->cpu_node[c] != P)
+			continue;
+		cpus++;
+		for (int u = st->head[c]; u >= 0; u = st->next[u])
+			other += v->threads[u].pid != T->pid &&
+				 v->threads[u].has_oi &&
+				 !nl_step_compute_bound(st, u) &&
+				 bandwidth_bound(st, u) != bw;
+	}
+	return 2 * other >= cpus;
+}
+
+/* The moves of thread i (on s) to the CPUs of node `node`, after n. */
+static int node_options(struct step *st, int i, int s, int node, int n)
+{
+	const struct nl_topology *topo = st->v->topo;
+	for (int d = 0; d < topo->ncpus; d++)
+		if (topo->cpu_node[d] == node)
+			n = option_to(st, i, s, d, n);
+	return n;
+}
+
+/*
+ * Thread i's data is on node P: the moves there, or when P has neither a
+ * free CPU nor a willing partner, to the nearest nodes to P that are
+ * nearer to it than i's own (the same socket, on a machine of sockets).
+ */
+static int data_options(struct step *st, int i, int P)
+{
+	const struct nl_topology *topo = st->v->topo;
+	int s = st->cpu[i], S = topo->cpu_node[s], n, nn;
+	double here = nl_topology_distance(topo, S, P), tier = -1;
+
+	/* A bandwidth-bound thread's process gains by spreading over nodes
+	 * with its pages (pages.c), not by gathering. */
+	int bw = bandwidth_bound(st, i);
+	st->owner_pid = bw ? -1 : node_owner(st, P);
+	st->owner_node = P;
+	if (saturated(st, i, P)) {
+		st->owner_pid = -1;
+		return 0;
+	}
+	n = node_options(st, i, s, P, 0);
+	nn = n || bw ? 0 : nodes_by_distance(topo, P, st->order);
+	for (int k = 0; k < nn; k++) {
+		double dk = nl_topology_distance(topo, st->order[k], P);
+		if (dk >= here || (n > 0 && dk > tier))
+			break;
+		tier = dk;
+		n = node_options(st, i, s, st->order[k], n);
+	}
+	st->owner_pid = -1;
+	return prefer_idle_cores(st, n);
+}
+
 /* Every move of thread i: to its data node, or to every other node. */
 static int build_options(struct step *st, int i)
 {
@@ -186,18 +324,17 @@ static int build_options(struct step *st, int i)
 		if (P < 0)
 			return nl_step_crowded(st, i) ? crowded_options(st, i)
 						      : 0;
-		st->order[0] = P;
-		nn = 1;
-	} else {
-		nn = nodes_by_distance(topo, S, st->order);
+		return data_options(st, i, P);
 	}
+	nn = nodes_by_distance(topo, S, st->order);
 	for (int k = 0; k < nn; k++)
-		for (int d = 0; d < topo->ncpus; d++)
-			if (topo->cpu_node[d] == st->order[k])
-				n = option_to(st, i, s, d, n);
-	if (st->p->dest == NL_DEST_DATA)
-		n = prefer_idle_cores(st, n);
+		n = node_options(st, i, s, st->order[k], n);
 	return n;
+}
+
+int nl_step_can_move(struct step *st, int i)
+{
+	return build_options(st, i) > 0;
 }
 
 static int choose(struct step *st, int n, struct nl_rng *rng, double *total)
@@ -242,8 +379,9 @@ int nl_step_move(struct step *st, int i, struct nl_rng *rng, int memo)
 		a.kind = NL_ACT_SKIP;
 		a.to_cpu = -1;
 		a.reason = st->p->dest == NL_DEST_DATA
-				   ? "no free CPU or willing partner on its "
-				     "data node"
+				   ? "no free CPU or willing partner on or "
+				     "near its data node, or another job "
+				     "contends for that node's memory"
 				   : "no allowed CPU on another node to move "
 				     "or swap to";
 		return nl_plan_add(st->plan, &a);

@@ -18,6 +18,9 @@ struct step {
 	int *next;   /* [nthreads] */
 	char *moved; /* [nthreads] */
 	int *order;  /* [nnodes] nodes by distance */
+	/* While the moves of a thread whose data is on owner_node are built:
+	 * the process that keeps that node's group (-1 none). */
+	int owner_pid, owner_node;
 	struct option {
 		int cpu;
 		int other;
@@ -58,5 +61,7 @@ int nl_harm_check(struct step *st);
  * a stay outcome. memo: remember it for IMAR2's rollback.
  */
 int nl_step_move(struct step *st, int i, struct nl_rng *rng, int memo);
+/* Thread i has somewhere to go (a free CPU or a willing partner). */
+int nl_step_can_move(struct step *st, int i);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <string.h>
 
 #include "engine.h"
@@ -99,7 +100,44 @@ struct run {
 	double moved; /* bytes, from the report */
 	double loc_before, loc_after;
 	int page_events;
+	double one_half; /* the least, over processes, of the share of its
+			    threads' time on one half of the nodes */
 };
+
+/* Over report r's threads: for each process, the share of its threads'
+ * time on the first or the second half of the nodes, whichever is more;
+ * the least over processes. */
+static double least_one_half(struct json_object *r)
+{
+	struct json_object *th, *v;
+	double lo[16] = {0}, all[16] = {0}, least = 1;
+	int pids[16], np = 0;
+	assert_true(json_object_object_get_ex(r, "threads", &th));
+	for (size_t i = 0; i < json_object_array_length(th); i++) {
+		struct json_object *t = json_object_array_get_idx(th, i);
+		int k = 0, pid, nn;
+		json_object_object_get_ex(t, "pid", &v);
+		pid = json_object_get_int(v);
+		while (k < np && pids[k] != pid)
+			k++;
+		if (k == np && np < 16)
+			pids[np++] = pid;
+		if (k == 16)
+			continue;
+		json_object_object_get_ex(t, "time_per_node_s", &v);
+		nn = (int)json_object_array_length(v);
+		for (int j = 0; j < nn; j++) {
+			double s = json_object_get_double(
+				json_object_array_get_idx(v, (size_t)j));
+			all[k] += s;
+			lo[k] += j < nn / 2 ? s : 0;
+		}
+	}
+	for (int k = 0; k < np; k++)
+		if (all[k] > 0 && fmax(lo[k], all[k] - lo[k]) / all[k] < least)
+			least = fmax(lo[k], all[k] - lo[k]) / all[k];
+	return least;
+}
 
 static void run_keep(const char *path, int pages, int keep, struct run *out)
 {
@@ -141,6 +179,7 @@ static void run_keep(const char *path, int pages, int keep, struct run *out)
 		json_object_object_get_ex(pg, "locality_after", &v);
 		out->loc_after += json_object_get_double(v) / 2;
 	}
+	out->one_half = least_one_half(r);
 	assert_true(json_object_object_get_ex(r, "events", &x));
 	for (size_t i = 0; i < json_object_array_length(x); i++) {
 		json_object_object_get_ex(json_object_array_get_idx(x, i),
@@ -193,6 +232,25 @@ static void engine_spreads_concentrated_pages(void **state)
 	assert_true(on.makespan < 0.9 * off.makespan);
 }
 
+/* Two latency-bound processes of 32 threads, both with all their data on
+ * node 0 of a machine of two sockets of four nodes: the one that keeps
+ * node 0 gathers on its socket, the other goes to the other socket, and
+ * each one's pages follow its threads there (docs/algorithms.md,
+ * "Gathering"). Without page moves the second stays across the sockets
+ * from its data. */
+static void engine_gathers_on_sockets(void **state)
+{
+	static const char *const path =
+		"etc/scenarios/set/n8-cg32-cg32-master.json";
+	struct run on, off;
+	(void)state;
+	run(path, 1, &on);
+	run(path, 0, &off);
+	assert_true(on.one_half > 0.9);
+	assert_true(on.moved > 1e9);
+	assert_true(on.makespan < 0.85 * off.makespan);
+}
+
 /* First-touch data already where the threads are: nothing moves. */
 static void engine_leaves_local_pages(void **state)
 {
@@ -209,6 +267,7 @@ int main(void)
 		cmocka_unit_test(engine_spreads_concentrated_pages),
 		cmocka_unit_test(engine_leaves_local_pages),
 		cmocka_unit_test(engine_improves_interleaved_memory),
+		cmocka_unit_test(engine_gathers_on_sockets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,205 @@
+/*
+ * Unit tests: where numalot's default profile sends a thread whose data's
+ * node is full (docs/algorithms.md, "Gathering"): the nearest nodes for the
+ * process that keeps the node, never a partner taken farther from its data
+ * otherwise, no move into a node whose memory other processes' streams
+ * contend, and LBMA's draws past threads that cannot move.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "policy_priv.h"
+#include "viewutil.h"
+
+static struct nl_policy_params P;
+
+static int setup(void **state)
+{
+	(void)state;
+	nl_policy_params_default(&P);
+	P.harm_check_s = 0;
+	P.tickets.stay = 0;
+	return 0;
+}
+
+/* Two sockets of two nodes of two CPUs: 12 within a socket, 32 across. */
+static void two_sockets(struct vu *u)
+{
+	static const unsigned d[16] = {10, 12, 32, 32, 12, 10, 32, 32,
+				       32, 32, 10, 12, 32, 32, 12, 10};
+	vu_init(u, "numa:4 core:2 pu:1");
+	assert_int_equal(nl_topology_set_distances(u->topo, d), 0);
+}
+
+/* A busy thread, not pinned, measured, its data on data_node. */
+static struct nl_view_thread *add(struct vu *u, int tid, int pid, int cpu,
+				  int data_node, double oi)
+{
+	struct nl_view_thread *t = vu_add(u, tid, pid, cpu, 100);
+	t->pinned = 0;
+	t->has_share = 1;
+	t->cpu_share = 1;
+	t->tput = 1e9;
+	t->preferred_node = data_node;
+	t->pref_share = 0.9;
+	t->here_share = data_node == u->topo->cpu_node[cpu] ? 0.9 : 0.05;
+	t->has_oi = oi > 0;
+	t->oi = oi;
+	return t;
+}
+
+/* IMAR2's one candidate this step: the thread with the lowest relative
+ * perf (the others have 1). */
+static const struct nl_action *move_of(struct vu *u, struct nl_view_thread *t,
+				       struct nl_plan *plan)
+{
+	struct nl_policy_state s;
+	struct nl_rng rng;
+	t->rel_perf = 0.5;
+	P.max_migrations = 1;
+	nl_policy_state_init(&s);
+	nl_rng_seed(&rng, 1);
+	nl_plan_clear(plan);
+	assert_int_equal(nl_policy_step(NL_POLICY_IMAR2, &P, vu_view(u, 1), &s,
+					&rng, plan),
+			 0);
+	nl_policy_state_free(&s);
+	t->rel_perf = 1;
+	assert_int_equal(plan->n, 1);
+	return &plan->actions[0];
+}
+
+/*
+ * Processes 1 and 2 each have 4 threads with their data on node 0, which
+ * has 2 CPUs: process 1 (more threads there, then the lower pid) keeps
+ * it. Node 0 runs 1's threads 10 and 13, node 1 runs 2's 20 and 21, node
+ * 2 runs 1's 11 and 12, node 3 runs 2's 22 and 23.
+ */
+static void gathering(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	two_sockets(&u);
+	add(&u, 10, 1, 0, 0, 1);
+	struct nl_view_thread *a11 = add(&u, 11, 1, 4, 0, 1);
+	add(&u, 12, 1, 5, 0, 1);
+	add(&u, 13, 1, 1, 0, 1);
+	add(&u, 20, 2, 2, 0, 1);
+	add(&u, 21, 2, 3, 0, 1);
+	struct nl_view_thread *b22 = add(&u, 22, 2, 6, 0, 1);
+	add(&u, 23, 2, 7, 0, 1);
+	nl_plan_init(&plan);
+
+	/* 1's thread across the sockets comes to node 1, next to its data,
+	 * in place of a thread of 2 (whose pages will follow it). */
+	const struct nl_action *a = move_of(&u, a11, &plan);
+	assert_int_equal(a->kind, NL_ACT_SWAP);
+	assert_int_equal(u.topo->cpu_node[a->to_cpu], 1);
+	assert_true(a->other_tid == 20 || a->other_tid == 21);
+
+	/* 2's thread across the sockets takes nobody's place: node 0's
+	 * threads and node 1's would be farther from their data. */
+	a = move_of(&u, b22, &plan);
+	assert_int_equal(a->kind, NL_ACT_SKIP);
+
+	/* One thread of 1 fewer (3 with node 0's data): 2 keeps node 0,
+	 * and 1's thread no longer evicts 2's. */
+	u.t[2].preferred_node = 1;
+	u.t[2].pref_share = 0.9;
+	a = move_of(&u, a11, &plan);
+	assert_int_equal(a->kind, NL_ACT_SKIP);
+	a = move_of(&u, b22, &plan);
+	assert_int_equal(a->kind, NL_ACT_SWAP);
+	assert_int_equal(u.topo->cpu_node[a->to_cpu], 0);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/* A latency-bound thread does not join a node where other processes'
+ * bandwidth-bound threads fill half the CPUs; a free CPU there is taken
+ * when they are fewer. And the other way round, unless the streaming
+ * thread's memory is bound (its pages cannot follow it elsewhere). */
+static void contended_node(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	vu_init(&u, "numa:2 core:4 pu:1");
+	struct nl_view_thread *t = add(&u, 1, 1, 4, 0, 1.0);
+	add(&u, 2, 2, 0, 0, 0.3);
+	struct nl_view_thread *w = add(&u, 3, 2, 1, 0, 0.3);
+	nl_plan_init(&plan);
+	const struct nl_action *a = move_of(&u, t, &plan);
+	assert_int_equal(a->kind, NL_ACT_SKIP);
+	w->oi = 3; /* no longer streaming */
+	a = move_of(&u, t, &plan);
+	assert_int_equal(a->kind, NL_ACT_MIGRATE);
+	assert_int_equal(u.topo->cpu_node[a->to_cpu], 0);
+
+	/* A streaming thread and two latency-bound ones at node 0. */
+	t->oi = 0.3;
+	u.t[1].oi = u.t[2].oi = 1.0;
+	a = move_of(&u, t, &plan);
+	assert_int_equal(a->kind, NL_ACT_SKIP);
+	t->mem_bound = 1;
+	a = move_of(&u, t, &plan);
+	assert_int_equal(a->kind, NL_ACT_MIGRATE);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/* LBMA draws max_migrations threads; when those cannot move, it goes on
+ * drawing among those that can, up to max_migrations moves. */
+static void lbma_draws_past_stuck(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+	struct nl_rng rng;
+	vu_init(&u, "numa:3 core:8 pu:1");
+	/* Node 0 (CPUs 0-7): 8 threads at home. Node 1: 7 threads whose
+	 * data is on node 0 (full of threads none of which may be taken
+	 * farther from its data) and thread 200, whose data is on node 2,
+	 * which is free. */
+	for (int k = 0; k < 8; k++)
+		add(&u, 100 + k, 1, k, 0, 1);
+	for (int k = 0; k < 7; k++)
+		add(&u, 300 + k, 3, 8 + k, 0, 1);
+	struct nl_view_thread *m = add(&u, 200, 2, 15, 2, 1);
+	P.max_migrations = 1;
+	nl_plan_init(&plan);
+	int moved = 0;
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		nl_policy_state_init(&s);
+		nl_rng_seed(&rng, seed);
+		nl_plan_clear(&plan);
+		assert_int_equal(nl_policy_step(NL_POLICY_LBMA, &P,
+						vu_view(&u, 1), &s, &rng,
+						&plan),
+				 0);
+		for (size_t k = 0; k < plan.n; k++)
+			moved += plan.actions[k].kind == NL_ACT_MIGRATE &&
+				 plan.actions[k].tid == m->tid;
+		nl_policy_state_free(&s);
+	}
+	/* 7 of the 8 candidates are stuck: drawing one alone would move
+	 * thread 200 in about 1 step of 8; past them, in every step. */
+	assert_int_equal(moved, 20);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(gathering, setup),
+		cmocka_unit_test_setup(contended_node, setup),
+		cmocka_unit_test_setup(lbma_draws_past_stuck, setup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
