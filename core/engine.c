@@ -762,6 +762,7 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 			.left_node = now < t->hold_until_s ? t->left_node : -1,
 			.mem_bound = t->domain == d->id && bound,
 			.tput = t->tput,
+			.tput_ops = t->tput_ops,
 			.has_share = t->has_share,
 			.cpu_share = t->cpu_share,
 			.record = &t->record,

@@ -453,6 +453,11 @@ static double memo_ratio(const struct step *st, const struct nl_memo *m)
 	int i = find_thread(st->v, m->tid);
 	if (i < 0 || !st->v->threads[i].has_perf || !(m->judge_before > 0))
 		return 1;
+	/* Without op counts the metric is the CPU share, which says nothing
+	 * of memory speed: a move for its data is not judged on it (on a
+	 * busy machine its noise undid such moves). */
+	if (st->p->judge == NL_JUDGE_THREAD && !st->v->threads[i].tput_ops)
+		return 1;
 	return nl_step_judge_metric(st, i) / m->judge_before;
 }
 

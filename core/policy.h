@@ -122,6 +122,7 @@ struct nl_view_thread {
 	int mem_bound;	    /* its process's memory is bound by its own
 			       policy: its pages cannot follow it */
 	double tput;	    /* ops/s, or the CPU share without op counts */
+	int tput_ops;	    /* tput is ops/s */
 	int has_share;	    /* cpu_share was measured */
 	double cpu_share;   /* CPU time over wall time, this period */
 	const struct nl_record *record;

@@ -48,6 +48,7 @@ static struct nl_view_thread *add(struct vu *u, int tid, int pid, int cpu,
 	t->pref_share = share;
 	t->here_share = data_node == u->topo->cpu_node[cpu] ? share : 0;
 	t->tput = 1e9;
+	t->tput_ops = 1;
 	return t;
 }
 
@@ -234,6 +235,13 @@ static void rollback_per_thread_and_pairs(void **state)
 		nl_memo_add(&s, &m[k]);
 	a->tput = 0.5e8;
 	b->tput = 1.05e8;
+	/* Without op counts (the CPU share alone) a move is not judged. */
+	a->tput_ops = b->tput_ops = c->tput_ops = 0;
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(count_kind(&plan, NL_ACT_ROLLBACK), 0);
+	a->tput_ops = b->tput_ops = c->tput_ops = 1;
+	for (int k = 0; k < 2; k++)
+		nl_memo_add(&s, &m[k]);
 	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
 	assert_int_equal(count_kind(&plan, NL_ACT_ROLLBACK), 2);
 	assert_int_equal(plan.actions[0].tid, 1);
