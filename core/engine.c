@@ -628,10 +628,16 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 			rc = nl_engine_journal(d, a, now, why, pid, upid);
 			continue;
 		}
-		t->left_node = node_of(e, a->from_cpu);
+		/* The node it left, when where its data is was known: a
+		 * move made before (a shared CPU at start-up) does not keep
+		 * it from its data's node once found. */
+		t->left_node =
+			t->preferred_node >= 0 ? node_of(e, a->from_cpu) : -1;
 		t->moved_s = now;
 		if (u) {
-			u->left_node = node_of(e, a->to_cpu);
+			u->left_node = u->preferred_node >= 0
+					       ? node_of(e, a->to_cpu)
+					       : -1;
 			u->moved_s = now;
 		}
 		switch (a->kind) {

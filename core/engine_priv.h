@@ -25,7 +25,8 @@ struct ethread {
 	double oi, tput;
 	int tput_ops;	     /* tput is ops/s (not the CPU share) */
 	double hold_until_s; /* moved recently: the policy leaves it alone */
-	int left_node;	     /* the node its last move took it from */
+	int left_node;	     /* the node its last move took it from (-1 also
+				when its data's node was not known then) */
 	double moved_s;	     /* when numalot last moved it (-1 never) */
 	int has_share;
 	double cpu_share;

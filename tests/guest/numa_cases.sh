@@ -68,9 +68,10 @@ check "info: NUMA balancing seen on" grep -q 'numa_balancing): on' info.out
 # memory bound to the last node, moved to node 0 by migratepages.
 numactl --membind=$data "$W" --threads 1 --mode memory --mem-mb 32 --seconds 60 >/dev/null &
 wp=$!
-# Until its buffer is touched (bounded).
-for _ in $(seq 50); do
-	before=$(anon_share_on $data $wp)
+# Until its whole buffer is touched (32 MiB: 8,192 pages; bounded): pages
+# it touched after migratepages would land on its own node again.
+for _ in $(seq 100); do
+	before=$(anon_share_on $data $wp 8000)
 	[ "${before:-0}" -ge 90 ] && break
 	sleep 0.2
 done
