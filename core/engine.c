@@ -628,11 +628,13 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 			rc = nl_engine_journal(d, a, now, why, pid, upid);
 			continue;
 		}
-		/* The node it left, when where its data is was known: a
-		 * move made before (a shared CPU at start-up) does not keep
-		 * it from its data's node once found. */
-		t->left_node =
-			t->preferred_node >= 0 ? node_of(e, a->from_cpu) : -1;
+		/* The node it left, when it left it for its data: a move off
+		 * a shared CPU, or one made before its data was found, does
+		 * not keep it from its data's node (it may go back there
+		 * once that has a free CPU; held, nothing else moves it). */
+		t->left_node = t->preferred_node >= 0 && !a->relief
+				       ? node_of(e, a->from_cpu)
+				       : -1;
 		t->moved_s = now;
 		if (u) {
 			u->left_node = u->preferred_node >= 0

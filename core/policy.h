@@ -164,6 +164,7 @@ struct nl_action {
 	double tickets; /* tickets of the drawn move, of all candidates */
 	double total_tickets;
 	const char *reason; /* static text */
+	int relief;	    /* a move off a shared CPU, not for its data */
 };
 
 struct nl_plan {

@@ -370,9 +370,13 @@ static int plan_stay(struct step *st, struct nl_action *a)
 int nl_step_move(struct step *st, int i, struct nl_rng *rng, int memo)
 {
 	const struct nl_view_thread *t = &st->v->threads[i];
+	int relief = st->p->dest == NL_DEST_DATA &&
+		     nl_step_data_node(st, i) < 0 && nl_step_crowded(st, i);
 	int n = build_options(st, i), rc, pair = -1;
-	struct nl_action a = {
-		.tid = t->tid, .other_tid = -1, .from_cpu = st->cpu[i]};
+	struct nl_action a = {.tid = t->tid,
+			      .other_tid = -1,
+			      .from_cpu = st->cpu[i],
+			      .relief = relief};
 	double total;
 
 	if (n == 0) {

@@ -167,9 +167,19 @@ for policy in $policies; do
 		check "monitor: no move in the report" test "$moves" -eq 0
 		continue
 	fi
+	# Where the scheduler put every busy thread on the data's node from
+	# the start (numalot moved nothing, and 90% of their CPU time was
+	# there), there is nothing to move: the checks of moves below say so
+	# instead (the settling checks still hold).
+	placed=no there=""
+	if [ "$moves" -eq 0 ] && [ "$pct" -ge 90 ]; then
+		placed=yes there=", none needed: the scheduler put them on node $data"
+	fi
 	# What numalot does on a real kernel, whatever the policy decides.
-	check "$policy: the report moves threads between nodes ($moves moves)" test "$moves" -ge 1
-	check "$policy: threads seen pinned from /proc ($pinned samples)" test $pinned -ge 1
+	check "$policy: the report moves threads between nodes ($moves moves$there)" \
+		test "$moves" -ge 1 -o $placed = yes
+	check "$policy: threads seen pinned from /proc ($pinned samples$there)" \
+		test $pinned -ge 1 -o $placed = yes
 	# What the issue asks of the policies: the busy threads go to their
 	# data's node (reported and seen from /proc) and stay there: each,
 	# from settle_s on, running on that node (the CPU it last ran on,
@@ -177,9 +187,10 @@ for policy in $policies; do
 	# samples, and 60% of their CPU time there in the report (Linux
 	# alone: 50% with 2 nodes, 25% with 4; on the data's node from the
 	# 5th second: 75% and 62%).
-	check "$policy: the report moves busy threads to node $data ($to_data moves)" \
-		test "$to_data" -ge 1
-	check "$policy: a busy thread seen bound to node $data's CPUs ($data_cpus)" test $bound -ge 1
+	check "$policy: the report moves busy threads to node $data ($to_data moves$there)" \
+		test "$to_data" -ge 1 -o $placed = yes
+	check "$policy: a busy thread seen bound to node $data's CPUs ($data_cpus$there)" \
+		test $bound -ge 1 -o $placed = yes
 	late=$(awk -v main="$wp" -v from=$settle_s '$1 >= from && $2 != main {n[$2]++}
 		END {for (t in n) print t, n[t]}' $policy.watch)
 	settled=0
