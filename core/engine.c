@@ -432,6 +432,11 @@ static void read_pages(struct nl_engine *e, const struct edomain *d)
 	}
 }
 
+/* Fewer pages than this (1 MiB) say nothing of where a process's data
+ * will be: a young process has touched its libraries and stack, not its
+ * data (a thread moved towards those was then held away from its data). */
+#define DATA_MIN_PAGES 256
+
 /* Where pid's pages are, by share of node; the node holding most, or -1. */
 static int page_shares(struct nl_engine *e, int pid, double *share)
 {
@@ -449,7 +454,7 @@ static int page_shares(struct nl_engine *e, int pid, double *share)
 	}
 	for (int i = 0; i < e->m->topo->nnodes; i++)
 		share[i] = total > 0 ? pages[i] / total : 0;
-	return node;
+	return total >= DATA_MIN_PAGES ? node : -1;
 }
 
 /* Step 3: the 3DyRM model of every thread of the domain. */
