@@ -23,6 +23,12 @@ struct rthread {
 	uid_t uid;    /* whose budget it counts against */
 	unsigned long long ticks, ticks_prev; /* utime+stime (no counters) */
 	double ticks_t_prev;
+	/* Its stat, read ahead for the next refresh (read_ahead): 1 read,
+	 * -1 tried (read again then), 0 none. */
+	int ahead;
+	char ahead_state;
+	int ahead_processor;
+	unsigned long long ahead_start, ahead_ticks;
 };
 
 struct rproc {
