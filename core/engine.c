@@ -906,6 +906,36 @@ static int read_slice(struct nl_engine *e, const int *due, size_t ndue,
 	return rc > 0;
 }
 
+/* A big domain's first slice of a period: its period's time. */
+static void slicing_begins(struct nl_engine *e, int domain, double now)
+{
+	if (e->slicing.on && e->slicing.domain == domain)
+		return;
+	e->slicing.on = 1;
+	e->slicing.domain = domain;
+	e->slicing.since_s = now;
+}
+
+/*
+ * The time of the period about to be stepped: that of its first slice
+ * when its reading began in an earlier call (so that slices do not
+ * stretch the period), else now. A big batch is one domain.
+ */
+static double slicing_ends(struct nl_engine *e, const int *due, size_t ndue,
+			   double now)
+{
+	const struct edomain *d =
+		ndue == 1 ? nl_engine_domain(e, due[0]) : NULL;
+	double t = now;
+
+	if (e->slicing.on && d && e->slicing.domain == d->id &&
+	    e->slicing.since_s >= d->next_due_s - e->due_slack_s &&
+	    e->slicing.since_s <= now)
+		t = e->slicing.since_s;
+	e->slicing.on = 0;
+	return t;
+}
+
 double nl_engine_step_due(struct nl_engine *e)
 {
 	double now = e->m->ops->now(e->m);
@@ -923,9 +953,11 @@ double nl_engine_step_due(struct nl_engine *e)
 	ndue = pick_batch(e, now, due, dd, &threads);
 	free(dd);
 	if (read_slice(e, due, ndue, threads)) {
+		slicing_begins(e, due[0], now);
 		free(due);
 		return now; /* the next slice, once the socket is served */
 	}
+	now = slicing_ends(e, due, ndue, now);
 	if (e->m->ops->threads_of && ndue < e->ndomains) {
 		/* Only what is due is read (docs/architecture.md). */
 		rc = refresh_due(e, due, ndue, &fresh, &nfresh);

@@ -38,6 +38,7 @@ struct fake {
 	long ahead_left; /* of this round (-1: none begun) */
 	size_t ahead_max;
 	int ahead_pid_other; /* read ahead asked for another than 200 */
+	double ahead_s;	     /* machine time a slice takes */
 };
 
 static struct fake *F(struct nl_machine *m)
@@ -97,6 +98,7 @@ static int fk_read_ahead(struct nl_machine *m, const int *pids, size_t npids,
 	struct fake *f = F(m);
 	f->ahead_calls++;
 	f->ahead_max = max;
+	f->now += f->ahead_s;
 	for (size_t i = 0; i < npids; i++)
 		f->ahead_pid_other |= pids[i] != 200;
 	if (f->ahead_left < 0)
@@ -322,6 +324,30 @@ static void slices_give_the_same_reports(void **state)
 	teardown(&sl);
 }
 
+/* Slices that take time do not stretch the big domain's period: it is
+ * timed from its first slice, as if read in one go. */
+static void slices_keep_the_period(void **state)
+{
+	struct fake one, sl;
+	struct nl_engine *e1, *e2;
+	(void)state;
+	setup(&one, 0);
+	setup(&sl, 1);
+	sl.ahead_s = 0.05;
+	e1 = engine(&one);
+	e2 = engine(&sl);
+	run(&one, e1, 20);
+	run(&sl, e2, 20);
+	assert_true(sl.ahead_calls > 0);
+	assert_true(periods(e2, 2) >= 10);
+	assert_int_equal(periods(e2, 2), periods(e1, 2));
+	assert_int_equal(periods(e2, 1), periods(e1, 1));
+	nl_engine_free(e1);
+	nl_engine_free(e2);
+	teardown(&one);
+	teardown(&sl);
+}
+
 /* The real node: this test's own threads, all past the counter budget. */
 #define NT 40
 static volatile int stop[NT];
@@ -398,6 +424,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(big_domain_waits_for_its_slices),
 		cmocka_unit_test(slices_give_the_same_reports),
+		cmocka_unit_test(slices_keep_the_period),
 		cmocka_unit_test(real_node_reads_ahead),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
