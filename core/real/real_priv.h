@@ -44,9 +44,10 @@ struct rproc {
 	double pages_t;
 	double pages[NL_MAX_NODES];
 	int have_pages;
-	int refresh;	   /* part of the refresh under way */
-	int pidfd;	   /* for waiting on its end (0: not open) */
-	double children_t; /* last scan of every thread's children */
+	int refresh;	      /* part of the refresh under way */
+	int pidfd;	      /* for waiting on its end (0: not open) */
+	double children_t;    /* last scan of every thread's children */
+	size_t children_next; /* of a big process's scan in turns */
 };
 
 /* Threads holding counter descriptors, per user (the budget). */
@@ -103,6 +104,14 @@ void nl_real_check_pending(struct real *r, struct rproc *p);
 /* Manage the children p started (of its main thread; all: of every one
  * of its threads). */
 int nl_real_add_children(struct real *r, struct rproc *p, int all);
+/*
+ * A process of more than min_threads known threads: their children files
+ * are read in turns, each about every every_s, a share each call (and its
+ * main thread's every call), rather than all at once. 1: a smaller one,
+ * nothing done.
+ */
+int nl_real_add_children_turn(struct real *r, struct rproc *p, double now,
+			      double every_s, size_t min_threads);
 /* machine.h's add_process, forget and owner. */
 int nl_real_add_process(struct nl_machine *m, int pid,
 			const struct nl_proc_opts *o, char *err, size_t errlen);

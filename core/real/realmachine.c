@@ -258,6 +258,10 @@ static int pid_set_has(const struct pid_set *ps, int pid)
 /* Every thread's children file is read at most this often (the main
  * thread's every refresh): most programs fork from their main thread. */
 #define CHILDREN_SCAN_S 2.0
+/* A process of more threads than this has them read in turns, a share
+ * each refresh, so that no refresh of it reads them all (docs/real-node.md,
+ * "Cost"). */
+#define CHILDREN_TURN_THREADS 1024
 
 /* Keep every known thread of pid (its task list could not be read now:
  * out of descriptors or memory is not the kernel saying it is gone). */
@@ -421,6 +425,9 @@ static void follow_children(struct real *r, double now)
 	for (size_t i = 0; i < nprocs; i++) {
 		struct rproc *p = &r->procs[i];
 		if (!p->refresh || p->info.end_s >= 0)
+			continue;
+		if (nl_real_add_children_turn(r, p, now, CHILDREN_SCAN_S,
+					      CHILDREN_TURN_THREADS) == 0)
 			continue;
 		int all = now - p->children_t >= CHILDREN_SCAN_S;
 		if (all)
