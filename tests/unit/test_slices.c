@@ -13,6 +13,8 @@
 
 #include <json-c/json.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -419,6 +421,97 @@ static void real_node_reads_ahead(void **state)
 	nl_topology_free(topo);
 }
 
+/*
+ * A process of more than 1,024 threads: its threads' children files are
+ * read in turns, each about every 2 s, so a child started by one of them
+ * after the take-over is managed within about 2 s.
+ */
+#define MANY 1100
+static int block_fd[2];
+
+static void *blocked_thread(void *arg)
+{
+	char c;
+	(void)arg;
+	while (read(block_fd[0], &c, 1) < 0)
+		;
+	return NULL;
+}
+
+static void *forking_thread(void *arg)
+{
+	pid_t c = fork();
+	if (c == 0) {
+		sleep(30);
+		_exit(0);
+	}
+	*(pid_t *)arg = c;
+	return blocked_thread(NULL); /* its child stays its own */
+}
+
+static int managed(struct nl_machine *m, pid_t pid)
+{
+	const struct nl_process_info *p;
+	size_t n;
+	assert_int_equal(m->ops->processes(m, &p, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (p[i].pid == pid)
+			return 1;
+	return 0;
+}
+
+static void many_threads_children_in_turns(void **state)
+{
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	struct nl_real_options o = {.backend = NL_BACKEND_SOFTWARE,
+				    .fallback = 1,
+				    .follow_children = 1};
+	struct nl_proc_opts po = {.job = 1};
+	const struct nl_thread_info *ti;
+	pthread_t *th = calloc(MANY, sizeof(*th)), f;
+	char err[256];
+	size_t n;
+	int pid = getpid(), found = 0;
+	pid_t child = 0;
+	(void)state;
+	if (nl_topology_load(NULL, &topo, err, sizeof(err)) < 0)
+		skip();
+	if (nl_real_create(topo, &o, &m, err, sizeof(err)) < 0) {
+		nl_topology_free(topo);
+		skip();
+	}
+	nl_real_set_budget(m, 0, 0);
+	assert_int_equal(pipe(block_fd), 0);
+	for (int i = 0; i < MANY; i++)
+		assert_int_equal(
+			pthread_create(&th[i], NULL, blocked_thread, NULL), 0);
+	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
+	assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
+	assert_true(n > MANY);
+	/* A thread that forks and stays: its children file names the child
+	 * (a thread's children are its own, not its process's). */
+	assert_int_equal(pthread_create(&f, NULL, forking_thread, &child), 0);
+	while (!child)
+		usleep(1000);
+	for (int k = 0; k < 30 && !found; k++) {
+		usleep(100000);
+		assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
+		found = managed(m, child);
+	}
+	assert_true(found);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	close(block_fd[1]);
+	pthread_join(f, NULL);
+	for (int i = 0; i < MANY; i++)
+		pthread_join(th[i], NULL);
+	close(block_fd[0]);
+	free(th);
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +519,7 @@ int main(void)
 		cmocka_unit_test(slices_give_the_same_reports),
 		cmocka_unit_test(slices_keep_the_period),
 		cmocka_unit_test(real_node_reads_ahead),
+		cmocka_unit_test(many_threads_children_in_turns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
