@@ -48,6 +48,8 @@ struct rproc {
 	int pidfd;	      /* for waiting on its end (0: not open) */
 	double children_t;    /* last scan of every thread's children */
 	size_t children_next; /* of a big process's scan in turns */
+	int children_ahead;   /* this period's share read ahead */
+	int found_ahead;      /* found then: refreshed with the next refresh */
 };
 
 /* Threads holding counter descriptors, per user (the budget). */

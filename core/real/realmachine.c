@@ -426,6 +426,10 @@ static void follow_children(struct real *r, double now)
 		struct rproc *p = &r->procs[i];
 		if (!p->refresh || p->info.end_s >= 0)
 			continue;
+		if (p->children_ahead) { /* read ahead: r_read_ahead */
+			p->children_ahead = 0;
+			continue;
+		}
 		if (nl_real_add_children_turn(r, p, now, CHILDREN_SCAN_S,
 					      CHILDREN_TURN_THREADS) == 0)
 			continue;
@@ -509,6 +513,10 @@ static int refresh(struct real *r, const int *pids, size_t npids,
 	if (rc < 0)
 		return rc;
 	r->gen++;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		r->procs[i].refresh |= r->procs[i].found_ahead;
+		r->procs[i].found_ahead = 0;
+	}
 	nl_real_note_ends_some(r);
 	if (r->o.follow_children)
 		follow_children(r, now);
@@ -554,9 +562,34 @@ static int reads_ahead(const struct rthread *t)
 }
 
 /*
+ * A big process's share of children files (nl_real_add_children_turn),
+ * read ahead in a call of its own: its refresh does not read them again,
+ * and the children found are refreshed with it. 1 if one was read.
+ */
+static int children_ahead(struct real *r, double now)
+{
+	size_t nprocs = r->nprocs;
+
+	for (size_t i = 0; i < nprocs; i++) {
+		struct rproc *p = &r->procs[i];
+		if (!p->refresh || p->info.end_s >= 0 || p->pending ||
+		    p->children_ahead ||
+		    nl_real_add_children_turn(r, p, now, CHILDREN_SCAN_S,
+					      CHILDREN_TURN_THREADS) != 0)
+			continue;
+		r->procs[i].children_ahead = 1; /* p may have moved */
+		for (size_t k = nprocs; k < r->nprocs; k++)
+			r->procs[k].found_ahead = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * Read ahead, for the next refresh of these processes, the stat of at
  * most max of their threads that it would read by open, read and close:
- * those past the counter budget, the costly ones (docs/protocol.md,
+ * those past the counter budget, the costly ones; first, in a call of
+ * its own, a big process's share of children files (docs/protocol.md,
  * "Cost"). 1 while some are left, else 0.
  */
 static int r_read_ahead(struct nl_machine *m, const int *pids, size_t npids,
@@ -569,6 +602,8 @@ static int r_read_ahead(struct nl_machine *m, const int *pids, size_t npids,
 
 	if (rc < 0 || pid_set_init(&set, r) < 0)
 		return rc < 0 ? rc : -ENOMEM;
+	if (children_ahead(r, nl_mono_s()))
+		rc = 1; /* a slice of its own */
 	for (size_t i = 0; i < r->nth && rc == 0; i++) {
 		struct rthread *t = &r->th[i];
 		struct nl_task_stat st;

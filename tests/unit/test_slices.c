@@ -449,18 +449,17 @@ static void *forking_thread(void *arg)
 	return blocked_thread(NULL); /* its child stays its own */
 }
 
-static int managed(struct nl_machine *m, pid_t pid)
+/* Is a thread of pid among those handed out? */
+static int handed_out(const struct nl_thread_info *ti, size_t n, pid_t pid)
 {
-	const struct nl_process_info *p;
-	size_t n;
-	assert_int_equal(m->ops->processes(m, &p, &n), 0);
 	for (size_t i = 0; i < n; i++)
-		if (p[i].pid == pid)
+		if (ti[i].pid == pid)
 			return 1;
 	return 0;
 }
 
-static void many_threads_children_in_turns(void **state)
+/* Refreshed every 0.1 s, read ahead before each refresh or not. */
+static void children_in_turns(int read_ahead)
 {
 	struct nl_topology *topo;
 	struct nl_machine *m;
@@ -474,7 +473,6 @@ static void many_threads_children_in_turns(void **state)
 	size_t n;
 	int pid = getpid(), found = 0;
 	pid_t child = 0;
-	(void)state;
 	if (nl_topology_load(NULL, &topo, err, sizeof(err)) < 0)
 		skip();
 	if (nl_real_create(topo, &o, &m, err, sizeof(err)) < 0) {
@@ -496,8 +494,10 @@ static void many_threads_children_in_turns(void **state)
 		usleep(1000);
 	for (int k = 0; k < 30 && !found; k++) {
 		usleep(100000);
+		if (read_ahead)
+			ahead_calls(m, pid, SLICE);
 		assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
-		found = managed(m, child);
+		found = handed_out(ti, n, child);
 	}
 	assert_true(found);
 	kill(child, SIGKILL);
@@ -510,6 +510,13 @@ static void many_threads_children_in_turns(void **state)
 	free(th);
 	nl_machine_destroy(m);
 	nl_topology_free(topo);
+}
+
+static void many_threads_children_in_turns(void **state)
+{
+	(void)state;
+	children_in_turns(0);
+	children_in_turns(1);
 }
 
 int main(void)
