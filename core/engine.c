@@ -300,6 +300,19 @@ static int refresh_threads(struct nl_engine *e)
 	return 0;
 }
 
+/* The processes of the due domains (ids sorted) into pids (room for
+ * nprocs); returns how many. */
+static size_t due_pids(const struct nl_engine *e, const int *due, size_t ndue,
+		       int *pids)
+{
+	size_t np = 0;
+	for (size_t i = 0; i < e->nprocs; i++)
+		if (bsearch(&e->procs[i].domain, due, ndue, sizeof(int),
+			    cmp_int))
+			pids[np++] = e->procs[i].pid;
+	return np;
+}
+
 /*
  * Step 1 for the due domains only (ids sorted), when the machine can
  * refresh some processes: the others' threads are neither read nor
@@ -319,10 +332,7 @@ static int refresh_due(struct nl_engine *e, const int *due, size_t ndue,
 
 	if (!pids || !old || !keep)
 		goto out;
-	for (size_t i = 0; i < e->nprocs; i++)
-		if (bsearch(&e->procs[i].domain, due, ndue, sizeof(int),
-			    cmp_int))
-			pids[np++] = e->procs[i].pid;
+	np = due_pids(e, due, ndue, pids);
 	rc = e->m->ops->threads_of(e->m, pids, np, &ti, &n);
 	if (rc < 0)
 		goto out;
@@ -837,25 +847,23 @@ static int cmp_due(const void *a, const void *b)
 	return (x->due_s > y->due_s) - (x->due_s < y->due_s);
 }
 
-double nl_engine_step_due(struct nl_engine *e)
+/*
+ * Choose the batch: the due domains, the longest overdue first, up to
+ * about DUE_BATCH_THREADS threads (at least one domain). Their ids go to
+ * due (sorted, room for ndomains), their live threads to *threads (counted
+ * when the machine can read some processes only). Returns how many.
+ */
+static size_t pick_batch(struct nl_engine *e, double now, int *due,
+			 struct due_domain *dd, size_t *threads)
 {
-	double now = e->m->ops->now(e->m);
-	int *due = malloc(sizeof(int) * (e->ndomains + 1));
-	struct due_domain *dd = calloc(e->ndomains + 1, sizeof(*dd));
-	struct ethread **fresh = NULL;
-	size_t ndue = 0, nfresh = 0, nd = 0, threads = 0;
-	int rc;
+	size_t nd = 0, ndue = 0;
 
-	if (!due || !dd) {
-		free(due);
-		free(dd);
-		return -ENOMEM;
-	}
+	*threads = 0;
 	for (size_t i = 0; i < e->ndomains; i++)
 		if (e->domains[i].next_due_s <= now + e->due_slack_s)
 			dd[nd++] = (struct due_domain){
 				e->domains[i].id, e->domains[i].next_due_s, 0};
-	if (e->m->ops->threads_of && nd > 1) {
+	if (e->m->ops->threads_of && (nd > 1 || e->m->ops->read_ahead)) {
 		/* How many threads each due domain has, for the batch. */
 		qsort(dd, nd, sizeof(*dd), cmp_due);
 		for (size_t i = 0; i < nd; i++)
@@ -872,13 +880,91 @@ double nl_engine_step_due(struct nl_engine *e)
 		}
 	}
 	for (size_t i = 0; i < nd; i++) {
-		if (ndue && threads + dd[i].threads > DUE_BATCH_THREADS)
+		if (ndue && *threads + dd[i].threads > DUE_BATCH_THREADS)
 			break;
-		threads += dd[i].threads;
+		*threads += dd[i].threads;
 		due[ndue++] = dd[i].id;
 	}
-	free(dd);
 	qsort(due, ndue, sizeof(int), cmp_int);
+	return ndue;
+}
+
+/*
+ * A batch of more than DUE_BATCH_THREADS threads (one big domain) is read
+ * in slices of that many, one a call, where the machine can read ahead:
+ * 1 while some are left (the batch stays due; the agent serves its socket
+ * and calls again), else 0; its policy runs once all are read
+ * (docs/protocol.md, "Cost").
+ */
+static int read_slice(struct nl_engine *e, const int *due, size_t ndue,
+		      size_t threads)
+{
+	int *pids, rc;
+
+	if (!e->m->ops->read_ahead || !e->m->ops->threads_of ||
+	    threads <= DUE_BATCH_THREADS)
+		return 0;
+	pids = malloc(sizeof(int) * (e->nprocs + 1));
+	if (!pids)
+		return 0; /* read in one go */
+	rc = e->m->ops->read_ahead(e->m, pids, due_pids(e, due, ndue, pids),
+				   DUE_BATCH_THREADS);
+	free(pids);
+	return rc > 0;
+}
+
+/* A big domain's first slice of a period: its period's time. */
+static void slicing_begins(struct nl_engine *e, int domain, double now)
+{
+	if (e->slicing.on && e->slicing.domain == domain)
+		return;
+	e->slicing.on = 1;
+	e->slicing.domain = domain;
+	e->slicing.since_s = now;
+}
+
+/*
+ * The time of the period about to be stepped: that of its first slice
+ * when its reading began in an earlier call (so that slices do not
+ * stretch the period), else now. A big batch is one domain.
+ */
+static double slicing_ends(struct nl_engine *e, const int *due, size_t ndue,
+			   double now)
+{
+	const struct edomain *d =
+		ndue == 1 ? nl_engine_domain(e, due[0]) : NULL;
+	double t = now;
+
+	if (e->slicing.on && d && e->slicing.domain == d->id &&
+	    e->slicing.since_s >= d->next_due_s - e->due_slack_s &&
+	    e->slicing.since_s <= now)
+		t = e->slicing.since_s;
+	e->slicing.on = 0;
+	return t;
+}
+
+double nl_engine_step_due(struct nl_engine *e)
+{
+	double now = e->m->ops->now(e->m);
+	int *due = malloc(sizeof(int) * (e->ndomains + 1));
+	struct due_domain *dd = calloc(e->ndomains + 1, sizeof(*dd));
+	struct ethread **fresh = NULL;
+	size_t ndue = 0, nfresh = 0, threads = 0;
+	int rc;
+
+	if (!due || !dd) {
+		free(due);
+		free(dd);
+		return -ENOMEM;
+	}
+	ndue = pick_batch(e, now, due, dd, &threads);
+	free(dd);
+	if (read_slice(e, due, ndue, threads)) {
+		slicing_begins(e, due[0], now);
+		free(due);
+		return now; /* the next slice, once the socket is served */
+	}
+	now = slicing_ends(e, due, ndue, now);
 	if (e->m->ops->threads_of && ndue < e->ndomains) {
 		/* Only what is due is read (docs/architecture.md). */
 		rc = refresh_due(e, due, ndue, &fresh, &nfresh);

@@ -27,7 +27,10 @@ int nl_engine_add_process(struct nl_engine *e, int pid, int domain);
 /*
  * Step every domain that is due at the machine's current time: refresh
  * threads, sample, model, decide, place, journal. Returns the machine time
- * at which the next domain is due, or a negative errno.
+ * at which the next domain is due, or a negative errno. A domain of more
+ * than about 1,024 threads, on a machine that can read ahead, is read a
+ * slice a call: such a call steps nothing and returns the current time
+ * (call again, after serving what waits; docs/protocol.md, "Cost").
  */
 double nl_engine_step_due(struct nl_engine *e);
 

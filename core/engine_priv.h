@@ -111,6 +111,12 @@ struct nl_engine {
 	double start_s;
 	size_t ended_seen;  /* ended threads at forget_ended's last look */
 	double due_slack_s; /* domains due this soon are stepped now */
+	/* The big domain being read in slices, and since when: its period
+	 * is timed from its first slice, as if read in one go. */
+	struct {
+		int domain, on;
+		double since_s;
+	} slicing;
 	/* step_domain's arrays, kept from period to period (grown, never
 	 * allocated again for the same size). */
 	struct {

@@ -128,6 +128,17 @@ struct nl_machine_ops {
 	 */
 	int (*threads_of)(struct nl_machine *m, const int *pids, size_t npids,
 			  const struct nl_thread_info **out, size_t *n);
+	/*
+	 * Optional (may be NULL; only with threads_of): read now, for the
+	 * next threads_of of these processes, at most max of the thread
+	 * states it would read, so that a big domain is read in slices with
+	 * the agent's socket served in between (docs/protocol.md, "Cost").
+	 * Returns 1 while some are left, 0 once all are (the next threads_of
+	 * uses what was read and does not read it again), or a negative
+	 * errno.
+	 */
+	int (*read_ahead)(struct nl_machine *m, const int *pids, size_t npids,
+			  size_t max);
 };
 
 struct nl_machine {

@@ -267,7 +267,7 @@ struct loop {
 /* Out of descriptors: stop accepting for a moment, or epoll spins. */
 static void accept_one(struct loop *lp)
 {
-	int rc = conn_accept(&lp->cs, lp->l->fd);
+	int rc = conn_accept(&lp->cs, lp->l->fd, lp->s);
 
 	if (rc != -EMFILE && rc != -ENFILE)
 		return;

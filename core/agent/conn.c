@@ -34,7 +34,9 @@ static int per_uid(const struct conn_set *cs, uid_t uid)
 	return n;
 }
 
-int conn_accept(struct conn_set *cs, int lfd)
+static void read_some(struct conn_set *cs, struct conn *c, struct nl_server *s);
+
+int conn_accept(struct conn_set *cs, int lfd, struct nl_server *s)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -71,10 +73,28 @@ int conn_accept(struct conn_set *cs, int lfd)
 		return -errno;
 	}
 	cs->c[cs->n++] = c;
+	/* Its request is most often there already: served now, not after
+	 * the engine's next slice (docs/protocol.md, "Cost"). */
+	read_some(cs, c, s);
 	return 0;
 }
 
-/* Queue a reply frame and switch the conn to writing. */
+static void write_some(struct conn_set *cs, struct conn *c)
+{
+	while (c->sent < c->outlen) {
+		ssize_t w = send(c->fd, c->out + c->sent, c->outlen - c->sent,
+				 MSG_NOSIGNAL);
+		if (w < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (w <= 0)
+			break;
+		c->sent += (size_t)w;
+	}
+	drop(cs, c); /* all sent, or the peer is gone */
+}
+
+/* Queue a reply frame, send what the socket takes now, and switch the
+ * conn to writing for the rest. */
 static void reply(struct conn_set *cs, struct conn *c, const char *body)
 {
 	size_t n = strlen(body);
@@ -92,6 +112,7 @@ static void reply(struct conn_set *cs, struct conn *c, const char *body)
 	memcpy(c->out + 4, body, n);
 	c->outlen = n + 4;
 	epoll_ctl(cs->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
+	write_some(cs, c); /* the rest, if any, when it is writable */
 }
 
 static void read_some(struct conn_set *cs, struct conn *c, struct nl_server *s)
@@ -149,20 +170,6 @@ static void read_some(struct conn_set *cs, struct conn *c, struct nl_server *s)
 			return;
 		}
 	}
-}
-
-static void write_some(struct conn_set *cs, struct conn *c)
-{
-	while (c->sent < c->outlen) {
-		ssize_t w = send(c->fd, c->out + c->sent, c->outlen - c->sent,
-				 MSG_NOSIGNAL);
-		if (w < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
-		if (w <= 0)
-			break;
-		c->sent += (size_t)w;
-	}
-	drop(cs, c); /* all sent, or the peer is gone */
 }
 
 void conn_event(struct conn_set *cs, struct conn *c, struct nl_server *s)

@@ -33,10 +33,11 @@ struct conn_set {
 
 /*
  * Accept one connection on lfd into the set (epoll-registered with the
- * conn as data.ptr). Returns 0, -EAGAIN (nothing to accept), -EMFILE /
- * -ENFILE (out of descriptors: stop accepting for a while), or -errno.
+ * conn as data.ptr), and serve its request at once if it is there.
+ * Returns 0, -EAGAIN (nothing to accept), -EMFILE / -ENFILE (out of
+ * descriptors: stop accepting for a while), or -errno.
  */
-int conn_accept(struct conn_set *cs, int lfd);
+int conn_accept(struct conn_set *cs, int lfd, struct nl_server *s);
 
 /* The conn is readable or writable: advance it; it may be closed. */
 void conn_event(struct conn_set *cs, struct conn *c, struct nl_server *s);

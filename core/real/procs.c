@@ -146,44 +146,84 @@ static void inherit_limit(struct real *r, pid_t parent, pid_t child)
 			       HWLOC_CPUBIND_PROCESS);
 }
 
-int nl_real_add_children(struct real *r, struct rproc *p, int all)
+/* Manage the children that thread tid of pid started (o: theirs). */
+static void children_of(struct real *r, pid_t pid, pid_t tid,
+			const struct nl_proc_opts *o)
 {
 	char path[96], *text;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
+		 (int)tid);
+	if (nl_proc_slurp(path, &text, NULL) < 0)
+		return;
+	for (char *s = text, *end; *s; s = end) {
+		long c = strtol(s, &end, 10);
+		if (end == s)
+			break;
+		if (c > 0 && !proc_of(r, (pid_t)c) &&
+		    nl_real_add_process(&r->m, (int)c, o, NULL, 0) == 0)
+			inherit_limit(r, pid, (pid_t)c);
+	}
+	free(text);
+}
+
+/* What a child of p is managed with. */
+static struct nl_proc_opts child_opts(const struct rproc *p)
+{
+	struct nl_proc_opts o = p->o;
+	o.job = p->info.job;
+	o.wait_exec = 0;
+	return o;
+}
+
+int nl_real_add_children(struct real *r, struct rproc *p, int all)
+{
 	pid_t *tids;
 	size_t n;
-	int job = p->info.job;
 	pid_t pid = p->info.pid;
 	/* Copies: adding a process may move r->procs, and p with it. */
-	struct nl_proc_opts o = p->o;
-
-	o.job = job;
-	o.wait_exec = 0;
+	struct nl_proc_opts o = child_opts(p);
 
 	if (!all) {
-		tids = malloc(sizeof(*tids));
-		if (!tids)
-			return 0;
-		tids[0] = pid;
-		n = 1;
-	} else if (nl_proc_list_tasks(pid, &tids, &n) < 0) {
+		children_of(r, pid, pid, &o);
 		return 0;
 	}
-	for (size_t i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
-			 (int)pid, (int)tids[i]);
-		if (nl_proc_slurp(path, &text, NULL) < 0)
-			continue;
-		for (char *s = text, *end; *s; s = end) {
-			long c = strtol(s, &end, 10);
-			if (end == s)
-				break;
-			if (c > 0 && !proc_of(r, (pid_t)c) &&
-			    nl_real_add_process(&r->m, (int)c, &o, NULL, 0) ==
-				    0)
-				inherit_limit(r, pid, (pid_t)c);
-		}
-		free(text);
-	}
+	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		children_of(r, pid, tids[i], &o);
+	free(tids);
+	return 0;
+}
+
+int nl_real_add_children_turn(struct real *r, struct rproc *p, double now,
+			      double every_s, size_t min_threads)
+{
+	pid_t pid = p->info.pid, *tids;
+	size_t n = 0, share, from;
+	struct nl_proc_opts o = child_opts(p);
+
+	for (size_t i = 0; i < r->nth; i++)
+		n += r->th[i].pid == pid;
+	if (n <= min_threads || !(tids = malloc(sizeof(*tids) * n)))
+		return 1;
+	n = 0;
+	for (size_t i = 0; i < r->nth; i++)
+		if (r->th[i].pid == pid)
+			tids[n++] = r->th[i].tid;
+	share = now - p->children_t >= every_s
+			? n
+			: (size_t)((double)n * (now - p->children_t) /
+				   every_s) +
+				  1;
+	from = p->children_next % n;
+	p->children_next = (from + share) % n;
+	p->children_t = now;
+	/* p may move from here on (children added). */
+	children_of(r, pid, pid, &o);
+	for (size_t k = 0; k < share; k++)
+		if (tids[(from + k) % n] != pid)
+			children_of(r, pid, tids[(from + k) % n], &o);
 	free(tids);
 	return 0;
 }

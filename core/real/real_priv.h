@@ -23,6 +23,12 @@ struct rthread {
 	uid_t uid;    /* whose budget it counts against */
 	unsigned long long ticks, ticks_prev; /* utime+stime (no counters) */
 	double ticks_t_prev;
+	/* Its stat, read ahead for the next refresh (read_ahead): 1 read,
+	 * -1 tried (read again then), 0 none. */
+	int ahead;
+	char ahead_state;
+	int ahead_processor;
+	unsigned long long ahead_start, ahead_ticks;
 };
 
 struct rproc {
@@ -38,9 +44,12 @@ struct rproc {
 	double pages_t;
 	double pages[NL_MAX_NODES];
 	int have_pages;
-	int refresh;	   /* part of the refresh under way */
-	int pidfd;	   /* for waiting on its end (0: not open) */
-	double children_t; /* last scan of every thread's children */
+	int refresh;	      /* part of the refresh under way */
+	int pidfd;	      /* for waiting on its end (0: not open) */
+	double children_t;    /* last scan of every thread's children */
+	size_t children_next; /* of a big process's scan in turns */
+	int children_ahead;   /* this period's share read ahead */
+	int found_ahead;      /* found then: refreshed with the next refresh */
 };
 
 /* Threads holding counter descriptors, per user (the budget). */
@@ -97,6 +106,14 @@ void nl_real_check_pending(struct real *r, struct rproc *p);
 /* Manage the children p started (of its main thread; all: of every one
  * of its threads). */
 int nl_real_add_children(struct real *r, struct rproc *p, int all);
+/*
+ * A process of more than min_threads known threads: their children files
+ * are read in turns, each about every every_s, a share each call (and its
+ * main thread's every call), rather than all at once. 1: a smaller one,
+ * nothing done.
+ */
+int nl_real_add_children_turn(struct real *r, struct rproc *p, double now,
+			      double every_s, size_t min_threads);
 /* machine.h's add_process, forget and owner. */
 int nl_real_add_process(struct nl_machine *m, int pid,
 			const struct nl_proc_opts *o, char *err, size_t errlen);

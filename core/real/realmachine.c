@@ -258,6 +258,10 @@ static int pid_set_has(const struct pid_set *ps, int pid)
 /* Every thread's children file is read at most this often (the main
  * thread's every refresh): most programs fork from their main thread. */
 #define CHILDREN_SCAN_S 2.0
+/* A process of more threads than this has them read in turns, a share
+ * each refresh, so that no refresh of it reads them all (docs/real-node.md,
+ * "Cost"). */
+#define CHILDREN_TURN_THREADS 1024
 
 /* Keep every known thread of pid (its task list could not be read now:
  * out of descriptors or memory is not the kernel saying it is gone). */
@@ -295,6 +299,38 @@ static int stat_unchanged(struct real *r, struct rthread *t)
 	return ran || ((unsigned)t->tid + r->gen) % STAT_RECHECK != 0;
 }
 
+/* The stat read ahead for t (r_read_ahead), taken once: 1 if there was. */
+static int ahead_take(struct rthread *t, struct nl_task_stat *st)
+{
+	int had = t->ahead > 0;
+
+	t->ahead = 0;
+	if (!had)
+		return 0;
+	memset(st, 0, sizeof(*st)); /* no name: never a main thread */
+	st->state = t->ahead_state;
+	st->processor = t->ahead_processor;
+	st->starttime = t->ahead_start;
+	st->utime_ticks = t->ahead_ticks;
+	return 1;
+}
+
+/* tid's stat for this refresh: read ahead, from its open file, or now. */
+static int thread_stat(struct rthread *t, pid_t pid, pid_t tid,
+		       struct nl_task_stat *st)
+{
+	int rc;
+
+	if (t && ahead_take(t, st))
+		return 0;
+	rc = t && t->stat_fd >= 0 ? nl_proc_pread_stat(t->stat_fd, st) : -EBADF;
+	if (rc == -ESRCH && t) /* that thread ended: its tid reused */
+		st->starttime = 0;
+	if (rc < 0)
+		rc = nl_proc_read_stat(pid, tid, st);
+	return rc;
+}
+
 /* Read one process's threads; new ones are appended past nsorted. */
 static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 {
@@ -314,12 +350,7 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 			t->gen = r->gen; /* its CPU as it was */
 			continue;
 		}
-		rc = t && t->stat_fd >= 0 ? nl_proc_pread_stat(t->stat_fd, &st)
-					  : -EBADF;
-		if (rc == -ESRCH && t) /* that thread ended: its tid reused */
-			st.starttime = 0;
-		if (rc < 0)
-			rc = nl_proc_read_stat(p->info.pid, tids[k], &st);
+		rc = thread_stat(t, p->info.pid, tids[k], &st);
 		if (rc < 0 && rc != -ESRCH && t && t->start) {
 			t->gen = r->gen; /* could not read it now: keep it */
 			continue;
@@ -394,6 +425,13 @@ static void follow_children(struct real *r, double now)
 	for (size_t i = 0; i < nprocs; i++) {
 		struct rproc *p = &r->procs[i];
 		if (!p->refresh || p->info.end_s >= 0)
+			continue;
+		if (p->children_ahead) { /* read ahead: r_read_ahead */
+			p->children_ahead = 0;
+			continue;
+		}
+		if (nl_real_add_children_turn(r, p, now, CHILDREN_SCAN_S,
+					      CHILDREN_TURN_THREADS) == 0)
 			continue;
 		int all = now - p->children_t >= CHILDREN_SCAN_S;
 		if (all)
@@ -475,6 +513,10 @@ static int refresh(struct real *r, const int *pids, size_t npids,
 	if (rc < 0)
 		return rc;
 	r->gen++;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		r->procs[i].refresh |= r->procs[i].found_ahead;
+		r->procs[i].found_ahead = 0;
+	}
 	nl_real_note_ends_some(r);
 	if (r->o.follow_children)
 		follow_children(r, now);
@@ -510,6 +552,77 @@ static int r_threads_of(struct nl_machine *m, const int *pids, size_t npids,
 			const struct nl_thread_info **out, size_t *n)
 {
 	return refresh(R(m), pids, npids, out, n);
+}
+
+/* Would the next refresh open, read and close this thread's stat (a
+ * known thread without counters, not its process's main thread)? */
+static int reads_ahead(const struct rthread *t)
+{
+	return !t->ctr && t->start && t->tid != t->pid && !t->ahead;
+}
+
+/*
+ * A big process's share of children files (nl_real_add_children_turn),
+ * read ahead in a call of its own: its refresh does not read them again,
+ * and the children found are refreshed with it. 1 if one was read.
+ */
+static int children_ahead(struct real *r, double now)
+{
+	size_t nprocs = r->nprocs;
+
+	for (size_t i = 0; i < nprocs; i++) {
+		struct rproc *p = &r->procs[i];
+		if (!p->refresh || p->info.end_s >= 0 || p->pending ||
+		    p->children_ahead ||
+		    nl_real_add_children_turn(r, p, now, CHILDREN_SCAN_S,
+					      CHILDREN_TURN_THREADS) != 0)
+			continue;
+		r->procs[i].children_ahead = 1; /* p may have moved */
+		for (size_t k = nprocs; k < r->nprocs; k++)
+			r->procs[k].found_ahead = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Read ahead, for the next refresh of these processes, the stat of at
+ * most max of their threads that it would read by open, read and close:
+ * those past the counter budget, the costly ones; first, in a call of
+ * its own, a big process's share of children files (docs/protocol.md,
+ * "Cost"). 1 while some are left, else 0.
+ */
+static int r_read_ahead(struct nl_machine *m, const int *pids, size_t npids,
+			size_t max)
+{
+	struct real *r = R(m);
+	struct pid_set set;
+	size_t done = 0;
+	int rc = mark_refresh(r, pids, npids);
+
+	if (rc < 0 || pid_set_init(&set, r) < 0)
+		return rc < 0 ? rc : -ENOMEM;
+	if (children_ahead(r, nl_mono_s()))
+		rc = 1; /* a slice of its own */
+	for (size_t i = 0; i < r->nth && rc == 0; i++) {
+		struct rthread *t = &r->th[i];
+		struct nl_task_stat st;
+		if (!reads_ahead(t) || !pid_set_has(&set, t->pid))
+			continue;
+		if (done++ == max) {
+			rc = 1;
+			break;
+		}
+		t->ahead = nl_proc_read_stat(t->pid, t->tid, &st) < 0 ? -1 : 1;
+		if (t->ahead < 0)
+			continue;
+		t->ahead_state = st.state;
+		t->ahead_processor = st.processor;
+		t->ahead_start = st.starttime;
+		t->ahead_ticks = st.utime_ticks + st.stime_ticks;
+	}
+	free(set.slot);
+	return rc;
 }
 
 static int r_sample(struct nl_machine *m, int tid, struct nl_sample *out)
@@ -768,6 +881,7 @@ static const struct nl_machine_ops real_ops = {
 	.owner = nl_real_owner,
 	.destroy = r_destroy,
 	.threads_of = r_threads_of,
+	.read_ahead = r_read_ahead,
 };
 
 /* Every CPU of the decision topology must be a CPU of this machine. */

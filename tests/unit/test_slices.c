@@ -1,0 +1,532 @@
+/*
+ * Unit tests of a big domain read in slices (issue 14; docs/protocol.md,
+ * "Cost"): where the machine can read ahead, a domain of more than about
+ * 1,024 threads is read a slice a call, the policy runs once all of it is
+ * read, and the result is the same as reading it in one go. The real
+ * node's read-ahead is tried on this test's own threads.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <json-c/json.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "real.h"
+
+/* Process 100 (domain 1, monitor): SMALL threads; process 200 (domain 2,
+ * lbma): BIG threads, all there from the start. */
+#define SMALL 5
+#define BIG 3000
+#define SLICE 1024 /* DUE_BATCH_THREADS, engine.c */
+
+struct fake {
+	struct nl_machine m;
+	struct nl_topology *topo;
+	hwloc_bitmap_t all;
+	double now;
+	struct nl_thread_info *live;
+	size_t nlive;
+	struct nl_process_info proc[2];
+	int threads_of_calls, ahead_calls;
+	long ahead_left; /* of this round (-1: none begun) */
+	size_t ahead_max;
+	int ahead_pid_other; /* read ahead asked for another than 200 */
+	double ahead_s;	     /* machine time a slice takes */
+};
+
+static struct fake *F(struct nl_machine *m)
+{
+	return m->priv;
+}
+
+static void play(struct fake *f, int want100, int want200)
+{
+	size_t n = 0;
+	for (int i = 0; want100 && i < SMALL; i++)
+		f->live[n++] = (struct nl_thread_info){.tid = 100 + i,
+						       .pid = 100,
+						       .start_time = 1,
+						       .cpu = i % 4,
+						       .allowed = f->all};
+	for (int i = 0; want200 && i < BIG; i++)
+		f->live[n++] = (struct nl_thread_info){.tid = 1000 + i,
+						       .pid = 200,
+						       .start_time = 1,
+						       .cpu = i % 4,
+						       .allowed = f->all};
+	f->nlive = n;
+}
+
+static int fk_threads(struct nl_machine *m, const struct nl_thread_info **out,
+		      size_t *n)
+{
+	play(F(m), 1, 1);
+	F(m)->ahead_left = -1;
+	*out = F(m)->live;
+	*n = F(m)->nlive;
+	return 0;
+}
+
+static int fk_threads_of(struct nl_machine *m, const int *pids, size_t npids,
+			 const struct nl_thread_info **out, size_t *n)
+{
+	int want100 = 0, want200 = 0;
+	struct fake *f = F(m);
+	f->threads_of_calls++;
+	for (size_t i = 0; i < npids; i++) {
+		want100 |= pids[i] == 100;
+		want200 |= pids[i] == 200;
+	}
+	play(f, want100, want200);
+	f->ahead_left = -1; /* what was read ahead is used */
+	*out = f->live;
+	*n = f->nlive;
+	return 0;
+}
+
+/* Reads max threads a call: 1 while some are left. */
+static int fk_read_ahead(struct nl_machine *m, const int *pids, size_t npids,
+			 size_t max)
+{
+	struct fake *f = F(m);
+	f->ahead_calls++;
+	f->ahead_max = max;
+	f->now += f->ahead_s;
+	for (size_t i = 0; i < npids; i++)
+		f->ahead_pid_other |= pids[i] != 200;
+	if (f->ahead_left < 0)
+		f->ahead_left = BIG;
+	f->ahead_left -= (long)max < f->ahead_left ? (long)max : f->ahead_left;
+	return f->ahead_left > 0;
+}
+
+/* A thread's CPU share moves with its tid and the time. */
+static int fk_sample(struct nl_machine *m, int tid, struct nl_sample *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->measured = NL_M_TASK_CLOCK;
+	out->wall_s = 1;
+	out->task_clock_s = 0.1 + 0.8 * ((tid * 7 + (int)F(m)->now) % 10) / 10;
+	out->cpu = -1;
+	return 0;
+}
+
+static int fk_place(struct nl_machine *m, int tid, int cpu)
+{
+	(void)m;
+	(void)tid;
+	(void)cpu;
+	return 0;
+}
+
+static int fk_release(struct nl_machine *m, int tid)
+{
+	(void)m;
+	(void)tid;
+	return 0;
+}
+
+static int fk_wait(struct nl_machine *m, double s)
+{
+	F(m)->now += s;
+	return 1;
+}
+
+static double fk_now(struct nl_machine *m)
+{
+	return F(m)->now;
+}
+
+static int fk_processes(struct nl_machine *m,
+			const struct nl_process_info **out, size_t *n)
+{
+	*out = F(m)->proc;
+	*n = 2;
+	return 0;
+}
+
+static void fk_destroy(struct nl_machine *m)
+{
+	(void)m;
+}
+
+static struct nl_machine_ops ops_one_go = {
+	.threads = fk_threads,
+	.sample = fk_sample,
+	.place = fk_place,
+	.release = fk_release,
+	.wait = fk_wait,
+	.now = fk_now,
+	.processes = fk_processes,
+	.destroy = fk_destroy,
+	.threads_of = fk_threads_of,
+};
+
+static struct nl_machine_ops ops_sliced;
+
+static void setup(struct fake *f, int sliced)
+{
+	memset(f, 0, sizeof(*f));
+	assert_int_equal(
+		nl_topology_load("numa:2 core:2 pu:1", &f->topo, NULL, 0), 0);
+	f->all = hwloc_bitmap_alloc();
+	hwloc_bitmap_set_range(f->all, 0, 3);
+	f->live = calloc(SMALL + BIG + 1, sizeof(*f->live));
+	f->ahead_left = -1;
+	ops_sliced = ops_one_go;
+	ops_sliced.read_ahead = fk_read_ahead;
+	f->m = (struct nl_machine){.ops = sliced ? &ops_sliced : &ops_one_go,
+				   .topo = f->topo,
+				   .backend = "test",
+				   .priv = f};
+	f->proc[0] =
+		(struct nl_process_info){.pid = 100, .job = 1, .end_s = -1};
+	f->proc[1] =
+		(struct nl_process_info){.pid = 200, .job = 2, .end_s = -1};
+}
+
+static void teardown(struct fake *f)
+{
+	free(f->live);
+	hwloc_bitmap_free(f->all);
+	nl_topology_free(f->topo);
+}
+
+static struct nl_engine *engine(struct fake *f)
+{
+	struct nl_engine *e;
+	struct nl_policy_params p, q;
+	nl_policy_params_default(&p);
+	q = p;
+	q.period_s = p.period_s * 1.5;
+	assert_int_equal(nl_engine_create(&f->m, &e), 0);
+	assert_int_equal(
+		nl_engine_add_domain(e, 1, "small", NL_POLICY_MONITOR, &q, 1),
+		0);
+	assert_int_equal(
+		nl_engine_add_domain(e, 2, "big", NL_POLICY_LBMA, &p, 2), 0);
+	assert_int_equal(nl_engine_add_process(e, 100, 1), 0);
+	assert_int_equal(nl_engine_add_process(e, 200, 2), 0);
+	return e;
+}
+
+static int periods(struct nl_engine *e, int domain)
+{
+	struct nl_engine_summary s;
+	assert_int_equal(nl_engine_summary(e, domain, &s), 0);
+	return s.periods;
+}
+
+/*
+ * Run for seconds of machine time, calling the engine again at once while
+ * it says a domain is still due now (a slice was read, as the agent does
+ * after serving its socket). Returns how many calls left one due now.
+ */
+static int run(struct fake *f, struct nl_engine *e, double seconds)
+{
+	int slices = 0;
+	double end = f->now + seconds;
+	while (f->now < end) {
+		double due = nl_engine_step_due(e);
+		assert_true(due >= 0);
+		if (due <= f->now) {
+			slices++;
+			continue;
+		}
+		f->now = due < end ? due : end;
+	}
+	return slices;
+}
+
+static char *report_text(struct nl_engine *e, int domain)
+{
+	struct json_object *r = nl_engine_report(e, domain);
+	char *s = strdup(json_object_to_json_string_ext(
+		r, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(r);
+	return s;
+}
+
+/* The big domain's periods are read in slices of 1,024 threads: its
+ * policy does not run until the last slice; the small one never is. */
+static void big_domain_waits_for_its_slices(void **state)
+{
+	struct fake f;
+	struct nl_engine *e;
+	struct nl_policy_params p;
+	(void)state;
+	nl_policy_params_default(&p);
+	setup(&f, 1);
+	e = engine(&f);
+	f.now = p.period_s; /* the big domain's first period: taken over */
+	assert_true(nl_engine_step_due(e) > f.now);
+	assert_int_equal(periods(e, 2), 1);
+	f.now = 1.5 * p.period_s; /* the small one's: read in one go */
+	assert_true(nl_engine_step_due(e) > f.now);
+	assert_int_equal(periods(e, 1), 1);
+	assert_int_equal(f.ahead_calls, 0);
+	f.now = 2 * p.period_s;
+	/* 3,000 threads: two calls read a slice each and step nothing. */
+	for (int k = 1; k <= 2; k++) {
+		int calls = f.threads_of_calls;
+		assert_true(nl_engine_step_due(e) == f.now);
+		assert_int_equal(f.ahead_calls, k);
+		assert_int_equal(f.threads_of_calls, calls);
+		assert_int_equal(periods(e, 2), 1);
+	}
+	/* The third reads the last slice, then the period runs. */
+	assert_true(nl_engine_step_due(e) > f.now);
+	assert_int_equal(f.ahead_calls, 3);
+	assert_int_equal(periods(e, 2), 2);
+	assert_int_equal((int)f.ahead_max, SLICE);
+	assert_int_equal(f.ahead_pid_other, 0);
+	nl_engine_free(e);
+	teardown(&f);
+}
+
+/* Sliced or in one go, both domains' reports are the same, byte for
+ * byte (the slices take no machine time here). */
+static void slices_give_the_same_reports(void **state)
+{
+	struct fake one, sl;
+	struct nl_engine *e1, *e2;
+	int slices;
+	(void)state;
+	setup(&one, 0);
+	setup(&sl, 1);
+	e1 = engine(&one);
+	e2 = engine(&sl);
+	run(&one, e1, 20);
+	slices = run(&sl, e2, 20);
+	/* Every period of the big domain but its first: three calls read
+	 * ahead, two of them a slice only. */
+	assert_int_equal(sl.ahead_calls, 3 * (periods(e2, 2) - 1));
+	assert_true(slices >= 2 * (periods(e2, 2) - 1));
+	assert_true(periods(e2, 2) >= 10);
+	assert_int_equal(one.ahead_calls, 0);
+	for (int d = 1; d <= 2; d++) {
+		char *a = report_text(e1, d), *b = report_text(e2, d);
+		assert_int_equal(periods(e1, d), periods(e2, d));
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+	}
+	nl_engine_free(e1);
+	nl_engine_free(e2);
+	teardown(&one);
+	teardown(&sl);
+}
+
+/* Slices that take time do not stretch the big domain's period: it is
+ * timed from its first slice, as if read in one go. */
+static void slices_keep_the_period(void **state)
+{
+	struct fake one, sl;
+	struct nl_engine *e1, *e2;
+	(void)state;
+	setup(&one, 0);
+	setup(&sl, 1);
+	sl.ahead_s = 0.05;
+	e1 = engine(&one);
+	e2 = engine(&sl);
+	run(&one, e1, 20);
+	run(&sl, e2, 20);
+	assert_true(sl.ahead_calls > 0);
+	assert_true(periods(e2, 2) >= 10);
+	assert_int_equal(periods(e2, 2), periods(e1, 2));
+	assert_int_equal(periods(e2, 1), periods(e1, 1));
+	nl_engine_free(e1);
+	nl_engine_free(e2);
+	teardown(&one);
+	teardown(&sl);
+}
+
+/* The real node: this test's own threads, all past the counter budget. */
+#define NT 40
+static volatile int stop[NT];
+
+static void *idle_thread(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	while (!stop[i])
+		usleep(1000);
+	return NULL;
+}
+
+/* Read ahead until done: how many calls said some were left. */
+static int ahead_calls(struct nl_machine *m, int pid, size_t max)
+{
+	int calls = 0, rc;
+	while ((rc = m->ops->read_ahead(m, &pid, 1, max)) == 1)
+		calls++;
+	assert_int_equal(rc, 0);
+	return calls;
+}
+
+static void real_node_reads_ahead(void **state)
+{
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	struct nl_real_options o = {.backend = NL_BACKEND_SOFTWARE,
+				    .fallback = 1};
+	struct nl_proc_opts po = {.job = 1};
+	const struct nl_thread_info *ti;
+	pthread_t th[NT];
+	char err[256];
+	size_t n, k;
+	int pid = getpid();
+	(void)state;
+	if (nl_topology_load(NULL, &topo, err, sizeof(err)) < 0)
+		skip();
+	if (nl_real_create(topo, &o, &m, err, sizeof(err)) < 0) {
+		nl_topology_free(topo);
+		skip();
+	}
+	nl_real_set_budget(m, 0, 0); /* nobody gets counters */
+	for (int i = 0; i < NT; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, idle_thread,
+						(void *)(intptr_t)i),
+				 0);
+	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
+	assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
+	assert_true(n >= NT + 1);
+	/* All but the main thread (read at the refresh), 16 a call. */
+	k = n - 1;
+	assert_int_equal(ahead_calls(m, pid, 16), (int)((k + 15) / 16 - 1));
+	assert_int_equal(ahead_calls(m, pid, 16), 0); /* all read ahead */
+	/* The refresh takes what was read, and sees a thread that ended
+	 * since (its task list is read then). */
+	stop[0] = 1;
+	pthread_join(th[0], NULL);
+	assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
+	assert_int_equal(n, k);
+	for (size_t i = 0; i < n; i++)
+		assert_true(ti[i].cpu >= 0);
+	/* Taken, so read again for the next refresh. */
+	assert_int_equal(ahead_calls(m, pid, 16), (int)((k - 1 + 15) / 16 - 1));
+	for (int i = 1; i < NT; i++) {
+		stop[i] = 1;
+		pthread_join(th[i], NULL);
+	}
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+}
+
+/*
+ * A process of more than 1,024 threads: its threads' children files are
+ * read in turns, each about every 2 s, so a child started by one of them
+ * after the take-over is managed within about 2 s.
+ */
+#define MANY 1100
+static int block_fd[2];
+
+static void *blocked_thread(void *arg)
+{
+	char c;
+	(void)arg;
+	while (read(block_fd[0], &c, 1) < 0)
+		;
+	return NULL;
+}
+
+static void *forking_thread(void *arg)
+{
+	pid_t c = fork();
+	if (c == 0) {
+		sleep(30);
+		_exit(0);
+	}
+	*(pid_t *)arg = c;
+	return blocked_thread(NULL); /* its child stays its own */
+}
+
+/* Is a thread of pid among those handed out? */
+static int handed_out(const struct nl_thread_info *ti, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ti[i].pid == pid)
+			return 1;
+	return 0;
+}
+
+/* Refreshed every 0.1 s, read ahead before each refresh or not. */
+static void children_in_turns(int read_ahead)
+{
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	struct nl_real_options o = {.backend = NL_BACKEND_SOFTWARE,
+				    .fallback = 1,
+				    .follow_children = 1};
+	struct nl_proc_opts po = {.job = 1};
+	const struct nl_thread_info *ti;
+	pthread_t *th = calloc(MANY, sizeof(*th)), f;
+	char err[256];
+	size_t n;
+	int pid = getpid(), found = 0;
+	pid_t child = 0;
+	if (nl_topology_load(NULL, &topo, err, sizeof(err)) < 0)
+		skip();
+	if (nl_real_create(topo, &o, &m, err, sizeof(err)) < 0) {
+		nl_topology_free(topo);
+		skip();
+	}
+	nl_real_set_budget(m, 0, 0);
+	assert_int_equal(pipe(block_fd), 0);
+	for (int i = 0; i < MANY; i++)
+		assert_int_equal(
+			pthread_create(&th[i], NULL, blocked_thread, NULL), 0);
+	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
+	assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
+	assert_true(n > MANY);
+	/* A thread that forks and stays: its children file names the child
+	 * (a thread's children are its own, not its process's). */
+	assert_int_equal(pthread_create(&f, NULL, forking_thread, &child), 0);
+	while (!child)
+		usleep(1000);
+	for (int k = 0; k < 30 && !found; k++) {
+		usleep(100000);
+		if (read_ahead)
+			ahead_calls(m, pid, SLICE);
+		assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
+		found = handed_out(ti, n, child);
+	}
+	assert_true(found);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	close(block_fd[1]);
+	pthread_join(f, NULL);
+	for (int i = 0; i < MANY; i++)
+		pthread_join(th[i], NULL);
+	close(block_fd[0]);
+	free(th);
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+}
+
+static void many_threads_children_in_turns(void **state)
+{
+	(void)state;
+	children_in_turns(0);
+	children_in_turns(1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(big_domain_waits_for_its_slices),
+		cmocka_unit_test(slices_give_the_same_reports),
+		cmocka_unit_test(slices_keep_the_period),
+		cmocka_unit_test(real_node_reads_ahead),
+		cmocka_unit_test(many_threads_children_in_turns),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
