@@ -235,10 +235,24 @@ int nl_proc_list_tasks(pid_t pid, pid_t **tids, size_t *n)
 
 int nl_proc_parse_numa_maps(const char *text, double *pages, int nnodes)
 {
-	const char *p = text;
+	const char *p = text, *eol = text, *line_anon = NULL;
 
 	while ((p = strstr(p, " N"))) {
 		char *end;
+		/* Counted: anonymous memory (heap, stacks, anonymous maps),
+		 * the process's own data; not its binary, libraries and
+		 * mapped files, which a young process (or the numactl that
+		 * execs it) has mostly touched on its launcher's node. */
+		if (p >= eol) {
+			const char *start = p;
+			while (start > text && start[-1] != '\n')
+				start--;
+			eol = strchr(p, '\n');
+			if (!eol)
+				eol = p + strlen(p);
+			line_anon = memmem(start, (size_t)(eol - start),
+					   " anon=", 6);
+		}
 		p += 2;
 		if (!isdigit((unsigned char)*p))
 			continue;
@@ -259,7 +273,7 @@ int nl_proc_parse_numa_maps(const char *text, double *pages, int nnodes)
 			if (end == v || count < 0)
 				return -EINVAL;
 		}
-		if (node >= 0 && node < nnodes)
+		if (node >= 0 && node < nnodes && line_anon)
 			pages[node] += count;
 		p = end;
 	}

@@ -134,8 +134,16 @@ for policy in $policies; do
 	wait $np
 	status=$?
 	# The report and watch log, for a person (build/guest/run-N/ on the host).
-	[ -d /share ] && cp $policy.json $policy.watch /share/ 2>/dev/null
+	[ -d /share ] && cp $policy.json $policy.watch $policy.out /share/ 2>/dev/null
 	check "$policy: numalot run exits 0" test $status -eq 0
+	# When the watcher missed the touched buffers (in a loaded guest one
+	# round of it once took 6 s), numalot's own last reading of the
+	# process's numa_maps, from its report, says where they were.
+	if [ -z "$mem_pct" ]; then
+		mem_pct=$(json $policy.json "int(100 * r['processes'][0]['pages_per_node_last'][$data] \
+			/ max(1, sum(r['processes'][0]['pages_per_node_last'])))" 2>/dev/null)
+		[ -n "$mem_pct" ] && mem_seen="$mem_seen; from the report"
+	fi
 	check "$policy: the workload's memory is on node $data (${mem_pct:-?}%; $mem_seen)" \
 		test "${mem_pct:-0}" -ge 90
 	check "$policy: its threads were watched" test -s $policy.watch
@@ -201,11 +209,9 @@ for policy in $policies; do
 		done <$policy.watch
 		[ $((100 * on)) -ge $((80 * n)) ] && settled=$((settled + 1))
 	done <<<"$late"
-	# Still TODOs: in about one run of five a thread moved off a shared
-	# CPU early returns to its data's node only after its hold (5 s).
-	todo 8 "$policy: the $workers busy threads settled on node $data ($settled did)" \
+	check "$policy: the $workers busy threads settled on node $data ($settled did)" \
 		test $settled -eq "$workers"
-	todo 8 "$policy: report: the busy threads' CPU time mostly on node $data ($pct%)" \
+	check "$policy: report: the busy threads' CPU time mostly on node $data ($pct%)" \
 		test "$pct" -ge 60
 done
 echo 1 >/proc/sys/kernel/numa_balancing
