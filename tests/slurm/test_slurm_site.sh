@@ -195,12 +195,14 @@ mkdir -p i && cd i
 # The commands are typed only once the shell has printed its prompt: srun
 # --pty puts the terminal in raw mode with TCSAFLUSH, which discards
 # whatever was typed ahead of it (on a fast machine, all of it).
+# salloc starts the interactive step as `srun --pty $SHELL`: a CI job or
+# a cron job may have no SHELL, and then srun has no command to run.
 : >../i.out
 {
 	for _ in $(seq 300); do [ -s ../i.out ] && break; sleep 0.1; done
 	sleep 0.5
 	printf 'srun -Q -n1 %s --threads 1 --seconds 0.3\nexit\n' "$W"
-} | timeout 60 script -q -c "salloc -Q -N1 -w nla --numalot=monitor" /dev/null >../i.out 2>&1
+} | SHELL=/bin/sh timeout 60 script -q -c "salloc -Q -N1 -w nla --numalot=monitor" /dev/null >../i.out 2>&1
 cd ..
 j=$(last_job)
 # The shell's step ends with salloc: wait (bounded) until its slurmstepd
