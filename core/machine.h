@@ -38,6 +38,12 @@ struct nl_process_info {
 	/* where numalot may place its threads: "cgroup v2 cpuset /...",
 	 * "the scenario's cpus", ... (docs/algorithms.md) */
 	char limit[96];
+	/* Hot pages from sampled data addresses (the real node, where PEBS
+	 * or IBS samples loads): what sampled them ("" none), the pages
+	 * held, the samples taken, and the bytes page moves took hottest
+	 * first (docs/real-node.md, "Hot pages"). */
+	char hot_source[16];
+	double hot_pages, hot_samples, hot_moved_bytes;
 };
 
 /* How to take a process over (add_process). */

@@ -140,19 +140,24 @@ static int move_some(struct nl_engine *e, struct edomain *d, struct eprocess *p,
 					: "its memory is bound by its own "
 					  "policy: left as asked");
 		}
+		/* What moved counts even when the move stopped early (the
+		 * process ended, a page could not go). */
+		if (moved > 0) {
+			int jr;
+			sh->pages[from] -= moved / PAGE_BYTES;
+			sh->pages[to] += moved / PAGE_BYTES;
+			budget -= moved;
+			p->pg.bytes += moved;
+			p->pg.moves++;
+			p->pg.judge = 1;
+			jr = journal_pages(d, p->pid, from, to, moved, now,
+					   "pages follow the threads");
+			if (jr && rc >= 0)
+				rc = jr;
+		}
 		if (rc < 0)
 			return rc == -ESRCH ? 0 : rc;
-		if (moved <= 0)
-			break;
-		sh->pages[from] -= moved / PAGE_BYTES;
-		sh->pages[to] += moved / PAGE_BYTES;
-		budget -= moved;
-		p->pg.bytes += moved;
-		p->pg.moves++;
-		p->pg.judge = 1;
-		rc = journal_pages(d, p->pid, from, to, moved, now,
-				   "pages follow the threads");
-		if (rc)
+		if (rc || moved <= 0)
 			return rc;
 	}
 	return 0;

@@ -101,6 +101,7 @@ static int covers(const struct pidset *ps, int pid)
 
 /* What page placement did for one process (docs/report-format.md). */
 static struct json_object *pages_json(const struct epages *pg,
+				      const struct nl_process_info *pi,
 				      unsigned measured)
 {
 	struct json_object *o = json_object_new_object();
@@ -119,16 +120,37 @@ static struct json_object *pages_json(const struct epages *pg,
 			       json_object_new_boolean(pg->refused));
 	json_object_object_add(o, "moves_not_paid",
 			       json_object_new_int(pg->failed));
-	/* Hot pages from sampled addresses are not used yet, even where
-	 * the machine samples them: say so. */
-	json_object_object_add(
-		o, "guided_by",
-		json_object_new_string(
-			(measured & NL_M_LATENCY)
-				? "page locations only (sampled addresses "
-				  "are measured but not used for pages)"
-				: "page locations only (no sampled "
-				  "addresses on this machine)"));
+	/* What chose the pages (docs/real-node.md, "Hot pages"). */
+	if (pi->hot_source[0]) {
+		char g[96];
+		struct json_object *h = json_object_new_object();
+		snprintf(g, sizeof(g),
+			 "hot pages first (sampled data addresses: %s), then "
+			 "page locations",
+			 pi->hot_source);
+		json_object_object_add(o, "guided_by",
+				       json_object_new_string(g));
+		json_object_object_add(h, "source",
+				       json_object_new_string(pi->hot_source));
+		json_object_object_add(h, "samples",
+				       json_object_new_double(pi->hot_samples));
+		json_object_object_add(h, "pages_held",
+				       json_object_new_double(pi->hot_pages));
+		json_object_object_add(
+			h, "moved_first_bytes",
+			json_object_new_double(pi->hot_moved_bytes));
+		json_object_object_add(o, "hot_pages", h);
+	} else {
+		json_object_object_add(
+			o, "guided_by",
+			json_object_new_string(
+				(measured & NL_M_LATENCY)
+					? "page locations only (no address "
+					  "samples from this process's "
+					  "threads)"
+					: "page locations only (no sampled "
+					  "data addresses on this machine)"));
+	}
 	return o;
 }
 
@@ -216,7 +238,7 @@ static struct json_object *processes_json(struct nl_engine *e, int domain,
 			    e->m->ops->move_pages)
 				json_object_object_add(
 					o, "pages",
-					pages_json(&e->procs[k].pg,
+					pages_json(&e->procs[k].pg, &p[i],
 						   e->m->measured));
 		page_readings_json(o, ep, e->m->topo->nnodes);
 		json_object_array_add(a, o);

@@ -283,6 +283,12 @@ int nl_counters_peek(struct nl_tcounters *c, int *ran, int *migrated)
 
 int nl_counters_read(struct nl_tcounters *c, struct nl_sample *s)
 {
+	return nl_counters_read_hot(c, s, NULL);
+}
+
+int nl_counters_read_hot(struct nl_tcounters *c, struct nl_sample *s,
+			 struct nl_hot *hot)
+{
 	double now = c->peeked ? c->peek_t : nl_mono_s();
 	int rc;
 
@@ -344,7 +350,7 @@ int nl_counters_read(struct nl_tcounters *c, struct nl_sample *s)
 	}
 	/* Latency is optional: a failed read leaves NL_M_LATENCY clear. */
 	if (c->lat)
-		nl_lat_read(c->lat, c->node_os, c->nnodes, s);
+		nl_lat_read(c->lat, c->node_os, c->nnodes, s, hot);
 	return 0;
 }
 
@@ -377,6 +383,11 @@ int nl_counters_latency(const struct nl_tcounters *c, const char **why)
 	if (why)
 		*why = c->lat_why;
 	return c->lat ? 0 : c->lat_err;
+}
+
+const char *nl_counters_sampler(const struct nl_tcounters *c)
+{
+	return c ? nl_lat_kind_name(c->lat) : NULL;
 }
 
 void nl_counters_close(struct nl_tcounters *c)

@@ -74,6 +74,10 @@ int nl_counters_open(enum nl_backend b, pid_t pid, pid_t tid,
  * when samples past the last-level cache were taken in the interval.
  */
 int nl_counters_read(struct nl_tcounters *c, struct nl_sample *s);
+struct nl_hot;
+/* The same, the sampled addresses' pages also added to hot (hot.h). */
+int nl_counters_read_hot(struct nl_tcounters *c, struct nl_sample *s,
+			 struct nl_hot *hot);
 /*
  * Read the software events now for the next nl_counters_read (which then
  * reads them no more): whether the thread ran since the last read and
@@ -107,5 +111,7 @@ int nl_counters_attach_latency(struct nl_tcounters *c,
 			       const struct nl_lat_pmu *p);
 /* 0 when c samples latency, else a negative errno and *why in words. */
 int nl_counters_latency(const struct nl_tcounters *c, const char **why);
+/* What c samples addresses with: "PEBS", "IBS", "raw event", or NULL. */
+const char *nl_counters_sampler(const struct nl_tcounters *c);
 
 #endif

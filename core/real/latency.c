@@ -197,7 +197,8 @@ static int dense_node(const int *node_os, int nnodes, int os)
 /* Add k kept samples (addresses and latencies) to out by dense node. */
 static int add_by_node(pid_t pid, const int *node_os, int nnodes,
 		       const uint64_t *addr, const double *lat_ns, size_t k,
-		       struct nl_sample *out, struct nl_lat_stats *st)
+		       struct nl_sample *out, struct nl_lat_stats *st,
+		       struct nl_hot *hot)
 {
 	int node[BATCH];
 	int rc = nnodes > 0 ? nl_lat_nodes(pid, addr, k, node) : 0;
@@ -222,6 +223,9 @@ static int add_by_node(pid_t pid, const int *node_os, int nnodes,
 		out->lat_count[d] += 1;
 		out->lat_sum_ns[d] += lat_ns[j];
 		st->kept++;
+		if (hot)
+			nl_hot_add(hot, addr[j],
+				   (uint64_t)sysconf(_SC_PAGESIZE), node[j]);
 	}
 	return 0;
 }
@@ -239,7 +243,7 @@ static void stats_add(struct nl_lat_stats *a, const struct nl_lat_stats *b)
 
 int nl_lat_collect(struct nl_lat_ring *r, const struct nl_lat_pmu *p, pid_t pid,
 		   const int *node_os, int nnodes, struct nl_sample *out,
-		   struct nl_lat_stats *st)
+		   struct nl_lat_stats *st, struct nl_hot *hot)
 {
 	struct nl_lat_rec rec[BATCH];
 	uint64_t addr[BATCH];
@@ -267,7 +271,7 @@ int nl_lat_collect(struct nl_lat_ring *r, const struct nl_lat_pmu *p, pid_t pid,
 		}
 		if (k > 0 && rc == 0)
 			rc = add_by_node(pid, node_os, nnodes, addr, lat, k,
-					 out, &s);
+					 out, &s, hot);
 		else if (k > 0)
 			s.unresolved += k;
 		if (got < BATCH)
@@ -388,10 +392,19 @@ int nl_lat_open(const struct nl_lat_pmu *p, pid_t pid, pid_t tid,
 }
 
 int nl_lat_read(struct nl_lat_sampler *s, const int *node_os, int nnodes,
-		struct nl_sample *out)
+		struct nl_sample *out, struct nl_hot *hot)
 {
 	return nl_lat_collect(&s->ring, &s->pmu, s->pid, node_os, nnodes, out,
-			      &s->stats);
+			      &s->stats, hot);
+}
+
+const char *nl_lat_kind_name(const struct nl_lat_sampler *s)
+{
+	if (!s)
+		return NULL;
+	return s->pmu.kind == NL_LAT_PEBS  ? "PEBS"
+	       : s->pmu.kind == NL_LAT_IBS ? "IBS"
+					   : "raw event";
 }
 
 const struct nl_lat_stats *nl_lat_stats(const struct nl_lat_sampler *s)

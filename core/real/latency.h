@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "hot.h"
 #include "sample.h"
 
 /* Where the kernel lists its PMUs. */
@@ -167,11 +168,12 @@ int nl_lat_nodes(pid_t pid, const uint64_t *addr, size_t n, int *node);
  * their nodes in process pid, and add them to out->lat_count/lat_sum_ns by
  * dense node (node_os[i] is the OS number of dense node i). Sets
  * NL_M_LATENCY in out->measured when at least one sample was kept. st (may
- * be NULL) gets the counts added. 0 or a negative errno.
+ * be NULL) gets the counts added; hot (may be NULL) the kept samples' pages
+ * and nodes (hot.h). 0 or a negative errno.
  */
 int nl_lat_collect(struct nl_lat_ring *r, const struct nl_lat_pmu *p, pid_t pid,
 		   const int *node_os, int nnodes, struct nl_sample *out,
-		   struct nl_lat_stats *st);
+		   struct nl_lat_stats *st, struct nl_hot *hot);
 
 /* One thread's sampling event and its ring. */
 struct nl_lat_sampler;
@@ -185,7 +187,9 @@ int nl_lat_open(const struct nl_lat_pmu *p, pid_t pid, pid_t tid,
 		struct nl_lat_sampler **out, const char **where);
 /* nl_lat_collect on the sampler's ring since the previous call. */
 int nl_lat_read(struct nl_lat_sampler *s, const int *node_os, int nnodes,
-		struct nl_sample *out);
+		struct nl_sample *out, struct nl_hot *hot);
+/* "PEBS", "IBS" or "raw event" (NULL for NULL). */
+const char *nl_lat_kind_name(const struct nl_lat_sampler *s);
 /* Counts since open. */
 const struct nl_lat_stats *nl_lat_stats(const struct nl_lat_sampler *s);
 void nl_lat_close(struct nl_lat_sampler *s);

@@ -6,13 +6,16 @@
  * target node, up to the bytes asked. Mappings whose memory policy the
  * process set itself are left as asked, numa_maps says which: bound ones
  * always, interleaved ones unless the caller may improve them
- * (NL_PAGES_SOFT: bindings are free).
+ * (NL_PAGES_SOFT: bindings are free). Where the process's threads sample
+ * data addresses (PEBS, IBS), its hottest pages on the source node move
+ * first (hot.h; docs/real-node.md, "Hot pages").
  */
 #include "real_priv.h"
 
 #include <errno.h>
 #include <numa.h>
 #include <numaif.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +136,67 @@ static int has_pages_on(const char *line, int os)
 	return strstr(line, key) != NULL;
 }
 
+/* A private anonymous mapping numalot may move pages of. */
+struct range {
+	unsigned long start, end;
+};
+
+/* Whether page lies in one of the ranges. */
+static int in_ranges(const struct range *g, size_t n, unsigned long page)
+{
+	for (size_t i = 0; i < n; i++)
+		if (page >= g[i].start && page < g[i].end)
+			return 1;
+	return 0;
+}
+
+/*
+ * Hot pages first: the pages sampled most on the source node (hot.h), those
+ * still there and in a mapping numalot may move, up to the bytes asked.
+ */
+static int move_hot(struct walk *w, struct nl_hot *hot, const struct range *g,
+		    size_t ng, double *hot_moved)
+{
+	uint64_t pick[BATCH];
+	void *addr[BATCH];
+	int status[BATCH], nodes[BATCH];
+	size_t max = (size_t)(w->want / (double)w->page), n, k = 0;
+
+	if (max > BATCH)
+		max = BATCH;
+	n = nl_hot_pick(hot, w->from_os, pick, max);
+	for (size_t i = 0; i < n; i++)
+		if (in_ranges(g, ng, pick[i]))
+			addr[k++] = (void *)(uintptr_t)pick[i];
+	if (k == 0)
+		return 0;
+	if (move_pages(w->pid, k, addr, NULL, status, 0) < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	n = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (status[i] != w->from_os) {
+			/* Moved since it was sampled (by the kernel?). */
+			if (status[i] >= 0)
+				nl_hot_moved(hot, (uintptr_t)addr[i],
+					     status[i]);
+			continue;
+		}
+		addr[n] = addr[i];
+		nodes[n++] = w->to_os;
+	}
+	if (n == 0)
+		return 0;
+	if (move_pages(w->pid, n, addr, nodes, status, MPOL_MF_MOVE) < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	for (size_t i = 0; i < n; i++)
+		if (status[i] == w->to_os) {
+			w->moved += (double)w->page;
+			*hot_moved += (double)w->page;
+			nl_hot_moved(hot, (uintptr_t)addr[i], w->to_os);
+		}
+	return 0;
+}
+
 int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 		       double max_bytes, int flags, double *moved)
 {
@@ -140,13 +204,15 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 	const struct nl_topology *t = m->topo;
 	struct walk w = {.pid = pid, .want = max_bytes};
 	char path[64], *line = NULL;
-	size_t cap = 0, nv = 0;
+	size_t cap = 0, nv = 0, ng = 0;
 	struct vma *v = NULL;
+	struct range *g = NULL;
+	struct rproc *p = proc_of(r, pid);
 	FILE *f;
 	int rc = 0;
 
 	*moved = 0;
-	if (!proc_of(r, pid))
+	if (!p)
 		return -ESRCH;
 	if (from < 0 || from >= t->nnodes || to < 0 || to >= t->nnodes ||
 	    !(max_bytes >= 0))
@@ -165,9 +231,13 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 		free(v);
 		return errno == ENOENT ? -ESRCH : -errno;
 	}
-	while (rc == 0 && w.moved < w.want && getline(&line, &cap, f) > 0) {
+	/* The mappings it may move: private anonymous memory (the data the
+	 * threads made) with pages on the source node, not held by a policy
+	 * of its own. */
+	g = calloc(nv ? nv : 1, sizeof(*g));
+	rc = g ? 0 : -ENOMEM;
+	while (rc == 0 && getline(&line, &cap, f) > 0) {
 		unsigned long start;
-		/* Private anonymous memory only: the data the threads made. */
 		if (sscanf(line, "%lx", &start) != 1 ||
 		    !strstr(line, "anon=") || !has_pages_on(line, w.from_os))
 			continue;
@@ -175,15 +245,21 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 			w.bound_seen = 1;
 			continue;
 		}
-		rc = walk_range(&w, start, vma_end(v, nv, start));
+		if (ng < nv)
+			g[ng++] = (struct range){start, vma_end(v, nv, start)};
 	}
-	free(v);
-	free(line);
 	fclose(f);
+	free(line);
+	free(v);
+	if (rc == 0 && p->hot)
+		rc = move_hot(&w, p->hot, g, ng, &p->info.hot_moved_bytes);
+	for (size_t i = 0; rc == 0 && i < ng && w.moved < w.want; i++)
+		rc = walk_range(&w, g[i].start, g[i].end);
+	free(g);
 	*moved = w.moved;
 	/* Where its pages are changed: read numa_maps again next time. */
 	if (w.moved > 0)
-		proc_of(r, pid)->have_pages = 0;
+		p->have_pages = 0;
 	if (rc == 0 && w.moved == 0 && w.bound_seen)
 		return -EPERM;
 	return rc;

@@ -246,6 +246,7 @@ int nl_real_forget(struct nl_machine *m, int pid)
 	hwloc_bitmap_free(p->orig_os);
 	hwloc_bitmap_free(p->pinned_os);
 	hwloc_bitmap_free(p->alloc_os);
+	nl_hot_free(p->hot);
 	if (p->pidfd > 0)
 		close(p->pidfd);
 	*p = r->procs[--r->nprocs];

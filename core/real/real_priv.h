@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include "hot.h"
 #include "real.h"
 #include "util.h"
 
@@ -50,6 +51,7 @@ struct rproc {
 	size_t children_next; /* of a big process's scan in turns */
 	int children_ahead;   /* this period's share read ahead */
 	int found_ahead;      /* found then: refreshed with the next refresh */
+	struct nl_hot *hot;   /* sampled pages; NULL until a thread samples */
 };
 
 /* Threads holding counter descriptors, per user (the budget). */

@@ -131,6 +131,30 @@ static void open_counters(struct real *r, struct rproc *p, struct rthread *t)
 	nl_counters_set_node_map(t->ctr, r->m.topo->node_os, r->m.topo->nnodes);
 }
 
+/*
+ * The hot-page table of t's process when t samples data addresses (made
+ * on the first such thread), else NULL; its figures into the process's
+ * info (docs/real-node.md, "Hot pages").
+ */
+static struct nl_hot *hot_of(struct real *r, const struct rthread *t)
+{
+	const char *src = nl_counters_sampler(t->ctr);
+	struct rproc *p;
+
+	if (!src || !(p = proc_of(r, t->pid)))
+		return NULL;
+	if (!p->hot) {
+		p->hot = nl_hot_new();
+		if (!p->hot)
+			return NULL;
+		snprintf(p->info.hot_source, sizeof(p->info.hot_source), "%s",
+			 src);
+	}
+	p->info.hot_pages = (double)p->hot->used;
+	p->info.hot_samples = (double)p->hot->samples;
+	return p->hot;
+}
+
 static double thread_cpu_s(void)
 {
 	struct timespec ts;
@@ -649,7 +673,7 @@ static int r_sample(struct nl_machine *m, int tid, struct nl_sample *out)
 	}
 	if (!t->ctr)
 		return t->ctr_err ? t->ctr_err : -ENODATA;
-	rc = nl_counters_read(t->ctr, out);
+	rc = nl_counters_read_hot(t->ctr, out, hot_of(R(m), t));
 	if (rc < 0)
 		return rc;
 	out->cpu = t->cpu;
@@ -855,6 +879,7 @@ static void r_destroy(struct nl_machine *m)
 		hwloc_bitmap_free(r->procs[i].orig_os);
 		hwloc_bitmap_free(r->procs[i].pinned_os);
 		hwloc_bitmap_free(r->procs[i].alloc_os);
+		nl_hot_free(r->procs[i].hot);
 	}
 	free(r->th);
 	free(r->procs);

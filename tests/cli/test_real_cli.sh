@@ -87,6 +87,11 @@ if command -v python3 >/dev/null; then
 		test "$(json "$T/run.json" "r['summary']['migrations'] + r['summary']['swaps']")" -gt 0
 	check "report: policy lbma, periods >= 5" test \
 		"$(json "$T/run.json" "r['policy']['name'], r['summary']['periods'] >= 5")" = "lbma True"
+	# No PEBS or IBS here (software counters): pages are chosen by where
+	# they are, and the report says so rather than claim hot pages.
+	check "report: pages guided by page locations only, no hot pages" test \
+		"$(json "$T/run.json" "[(p['pages']['guided_by'].startswith('page locations only ('), 'hot_pages' in p['pages']) for p in r['processes']][0]")" \
+		= "(True, False)"
 fi
 
 # 2. monitor changes no affinity.

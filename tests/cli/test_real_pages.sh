@@ -76,7 +76,8 @@ moved = sum(p['pages']['moved_bytes'] for p in r['processes'])
 events = [e for e in r['events'] if e['kind'] == 'pages']
 if not (moved > 0 and events and any(e['bytes'] > 0 for e in events)):
     sys.exit('moved %r, page events %r, processes %s' % (moved, events,
-             json.dumps([(q['pid'], q['threads'], q.get('pages')) for q in r['processes']])))"
+             json.dumps([(q['pid'], q['threads'], q.get('pages')) for q in r['processes']])))" ||
+	tail -n 5 "$T/out"
 
 # Memory the process interleaved itself over nodes 0 and 1, its threads on
 # node 1: with bindings free (the default) that is a starting placement,

@@ -10,9 +10,20 @@ mount -t cgroup2 cgroup2 /sys/fs/cgroup
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs shm /dev/shm
-# The host's /tmp and /run are not the guest's.
+# The host's /tmp and /run are not the guest's. A checkout under one of
+# them (a clone in /tmp) is put back at its path over the guest's own.
+src=$(cd "$(dirname "$0")/../.." && pwd -P)
+case $src in /tmp/* | /run/*)
+	mkdir -p /.numalot-src
+	mount --bind "$src" /.numalot-src
+	;;
+esac
 mount -t tmpfs -o mode=1777 tmp /tmp
 mount -t tmpfs -o mode=0755 run /run
+if [ -d /.numalot-src ]; then
+	mkdir -p "$src"
+	mount --bind /.numalot-src "$src"
+fi
 # The host's name, which its /etc/hosts knows; slurmctld also needs an
 # address besides 127.0.0.1 on lo to resolve itself.
 hostname "$(cat /etc/hostname)"

@@ -176,7 +176,7 @@ static void kernel_ring(void **state)
 	m = touched_pages(64);
 	map[0] = node_of(m);
 	memset(&out, 0, sizeof(out));
-	assert_int_equal(nl_lat_read(s, map, 1, &out), 0);
+	assert_int_equal(nl_lat_read(s, map, 1, &out, NULL), 0);
 	assert_true(out.measured & NL_M_LATENCY);
 	assert_true(out.lat_count[0] >= 64);
 	assert_true(nl_lat_stats(s)->records >= 64);
@@ -186,9 +186,9 @@ static void kernel_ring(void **state)
 	 * (its LOST record comes once there is room again). */
 	m = touched_pages(3000);
 	memset(&out, 0, sizeof(out));
-	assert_int_equal(nl_lat_read(s, map, 1, &out), 0);
+	assert_int_equal(nl_lat_read(s, map, 1, &out, NULL), 0);
 	munmap(touched_pages(4), 4 * page_size());
-	assert_int_equal(nl_lat_read(s, map, 1, &out), 0);
+	assert_int_equal(nl_lat_read(s, map, 1, &out, NULL), 0);
 	assert_true(nl_lat_stats(s)->lost > 0);
 	assert_true(nl_lat_stats(s)->malformed == 0);
 	munmap(m, 3000 * page_size());
