@@ -102,7 +102,7 @@ static int covers(const struct pidset *ps, int pid)
 /* What page placement did for one process (docs/report-format.md). */
 static struct json_object *pages_json(const struct epages *pg,
 				      const struct nl_process_info *pi,
-				      unsigned measured)
+				      unsigned measured, int model)
 {
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "moved_bytes",
@@ -144,7 +144,9 @@ static struct json_object *pages_json(const struct epages *pg,
 		json_object_object_add(
 			o, "guided_by",
 			json_object_new_string(
-				(measured & NL_M_LATENCY)
+				model ? "page locations only (the model has "
+					"no page addresses)"
+				: (measured & NL_M_LATENCY)
 					? "page locations only (no address "
 					  "samples from this process's "
 					  "threads)"
@@ -238,8 +240,12 @@ static struct json_object *processes_json(struct nl_engine *e, int domain,
 			    e->m->ops->move_pages)
 				json_object_object_add(
 					o, "pages",
-					pages_json(&e->procs[k].pg, &p[i],
-						   e->m->measured));
+					pages_json(
+						&e->procs[k].pg, &p[i],
+						e->m->measured,
+						e->m->backend &&
+							!strcmp(e->m->backend,
+								"model")));
 		page_readings_json(o, ep, e->m->topo->nnodes);
 		json_object_array_add(a, o);
 	}

@@ -13,6 +13,10 @@ check "report is JSON naming the policy" grep -q '"name": "lbma"' "$T/a.json"
 "$N" sim "$S" --policy lbma --seed 4 --report "$T/b.json" >"$T/table"
 check "same seed, byte-identical report" cmp -s "$T/a.json" "$T/b.json"
 check "table lists the process and totals" grep -q "makespan_s" "$T/table"
+# The model has no page addresses: the report does not claim hot pages.
+check "pages: guided by page locations only, the model says why" \
+	grep -q '"guided_by": "page locations only (the model has no page addresses)"' "$T/a.json"
+check "pages: no hot-page figures from the model" test -z "$(grep -o '"hot_pages"' "$T/a.json")"
 
 expect_usage_error "no scenario" "usage" sim
 expect_usage_error "unknown policy lists the valid ones" \
