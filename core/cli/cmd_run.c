@@ -285,6 +285,13 @@ static int manage(const struct run_args *a, struct nl_machine *m)
 			json_object_object_add(
 				o, "threads_taken_over",
 				json_object_new_int64((int64_t)taken));
+			size_t released;
+			double release = nl_real_release_s(m, &released);
+			json_object_object_add(o, "release_cpu_s",
+					       json_object_new_double(release));
+			json_object_object_add(
+				o, "threads_released",
+				json_object_new_int64((int64_t)released));
 			json_object_object_add(r, "numalot_overhead", o);
 		}
 		if (!r || nl_cli_write_json(a->cmd, a->report, r) < 0)

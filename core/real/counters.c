@@ -264,9 +264,10 @@ int nl_counters_open(enum nl_backend b, pid_t pid, pid_t tid,
 	return 0;
 }
 
-int nl_counters_peek(struct nl_tcounters *c, int *ran, int *migrated)
+int nl_counters_peek(struct nl_tcounters *c, double *share, int *migrated)
 {
 	int rc;
+	double wall;
 
 	if (c->proc_fallback || c->sw_fd[2] < 0)
 		return -ENOTSUP; /* no migration count to go by */
@@ -276,7 +277,12 @@ int nl_counters_peek(struct nl_tcounters *c, int *ran, int *migrated)
 		return rc;
 	c->peek_t = nl_mono_s();
 	c->peeked = 1;
-	*ran = c->sw_peek[0] != c->sw_prev[0];
+	wall = c->peek_t - c->t_prev;
+	/* task-clock is in ns */
+	*share = c->sw_peek[0] == c->sw_prev[0] ? 0
+		 : wall > 0
+			 ? (double)(c->sw_peek[0] - c->sw_prev[0]) * 1e-9 / wall
+			 : 1;
 	*migrated = c->sw_peek[2] != c->sw_prev[2];
 	return 0;
 }

@@ -80,11 +80,11 @@ int nl_counters_read_hot(struct nl_tcounters *c, struct nl_sample *s,
 			 struct nl_hot *hot);
 /*
  * Read the software events now for the next nl_counters_read (which then
- * reads them no more): whether the thread ran since the last read and
- * whether it changed CPU. -ENOTSUP without a migration count (the /proc
- * fallback), or a negative errno.
+ * reads them no more): the share of a CPU the thread used since the last
+ * read (0: it did not run) and whether it changed CPU. -ENOTSUP without a
+ * migration count (the /proc fallback), or a negative errno.
  */
-int nl_counters_peek(struct nl_tcounters *c, int *ran, int *migrated);
+int nl_counters_peek(struct nl_tcounters *c, double *share, int *migrated);
 void nl_counters_close(struct nl_tcounters *c);
 /*
  * enum nl_measured bits that backend b fills. NL_M_LATENCY for perf and

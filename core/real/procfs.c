@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* A decimal field of a /proc file: digits by hand (read every period for
@@ -187,6 +188,18 @@ static int cmp_pid(const void *a, const void *b)
 {
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
 	return (x > y) - (x < y);
+}
+
+long nl_proc_count_tasks(int pid)
+{
+	char path[48];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if (stat(path, &st) < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* "." and "..", then one link per thread (proc_task_getattr). */
+	return st.st_nlink >= 2 ? (long)st.st_nlink - 2 : -EINVAL;
 }
 
 int nl_proc_list_tasks(pid_t pid, pid_t **tids, size_t *n)

@@ -36,6 +36,13 @@ int nl_proc_open_stat(pid_t pid, pid_t tid);
 int nl_proc_pread_stat(int fd, struct nl_task_stat *out);
 
 /*
+ * How many threads process pid has, as the kernel counts them (the link
+ * count of /proc/PID/task: one system call, no listing). -ESRCH or a
+ * negative errno.
+ */
+long nl_proc_count_tasks(int pid);
+
+/*
  * The thread ids of pid, sorted, in a malloc'd array. -ESRCH when the
  * process is gone.
  */

@@ -67,5 +67,7 @@ void nl_real_set_budget(struct nl_machine *m, size_t node, size_t per_uid);
  * (docs/real-node.md, "Cost"). 0 for another machine.
  */
 double nl_real_takeover_s(struct nl_machine *m, size_t *threads);
+/* The same for letting ended threads go (their descriptors closed). */
+double nl_real_release_s(struct nl_machine *m, size_t *threads);
 
 #endif

@@ -52,6 +52,7 @@ struct rproc {
 	int children_ahead;   /* this period's share read ahead */
 	int found_ahead;      /* found then: refreshed with the next refresh */
 	struct nl_hot *hot;   /* sampled pages; NULL until a thread samples */
+	unsigned listed_gen;  /* refresh of its last full task listing */
 };
 
 /* Threads holding counter descriptors, per user (the budget). */
@@ -78,6 +79,8 @@ struct real {
 	size_t nuids;
 	double takeover_s; /* CPU time in thread_init (nl_real_takeover_s) */
 	size_t taken_over;
+	double release_s; /* CPU time letting ended threads go */
+	size_t released;
 };
 
 /* The machine's own state: for its own ops (core/real/ only; callers

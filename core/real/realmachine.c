@@ -299,28 +299,43 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
 /* An idle counted thread's stat is read at least every this many
  * refreshes: the tid of an ended one may have been reused. */
 #define STAT_RECHECK 8
+/* A process's task list is read in full at least every this many
+ * refreshes (known_tasks). */
+#define LIST_RECHECK 8
+
+/* Below this share of a CPU since the last read a thread counts as idle
+ * here: where it last ran is not read again but in turns (below the
+ * policies' idle_share, 0.05, so that every thread they treat as busy has
+ * its CPU read). */
+#define STAT_IDLE_SHARE 0.02
 
 /*
  * Can this counted thread's stat read be left out this refresh? Its
  * software events, read now for the period's sample (not read again
  * then), tell: a thread that ran since the last read and did not change
  * CPU is alive (the events follow its task, not its tid) and on the CPU
- * we know; one that did not run did not move either, and is read in
- * turns, so that a tid reused by a new thread of the process is seen
- * within STAT_RECHECK refreshes. The main thread is always read (its name
- * after an exec, its state), and so is one whose CPU is unknown
- * (docs/real-node.md, "Cost").
+ * we know; one that did not run did not move either, and one that ran
+ * less than STAT_IDLE_SHARE of a CPU is idle to the policies whatever CPU
+ * it woke on: both are read in turns, so that a tid reused by a new
+ * thread of the process is seen within STAT_RECHECK refreshes. The main
+ * thread is always read (its name after an exec, its state), and so is
+ * one whose CPU is unknown (docs/real-node.md, "Cost").
  */
 static int stat_unchanged(struct real *r, struct rthread *t)
 {
-	int ran = 0, migrated = 1;
+	double share = 0;
+	int migrated = 1;
 
 	if (!t->ctr || t->stat_fd < 0 || !t->start || t->cpu < 0 ||
 	    t->tid == t->pid)
 		return 0;
-	if (nl_counters_peek(t->ctr, &ran, &migrated) < 0 || migrated)
+	if (nl_counters_peek(t->ctr, &share, &migrated) < 0)
 		return 0;
-	return ran || ((unsigned)t->tid + r->gen) % STAT_RECHECK != 0;
+	if (migrated && share >= STAT_IDLE_SHARE)
+		return 0;
+	if (!migrated && share > 0)
+		return 1;
+	return ((unsigned)t->tid + r->gen) % STAT_RECHECK != 0;
 }
 
 /* The stat read ahead for t (r_read_ahead), taken once: 1 if there was. */
@@ -356,11 +371,48 @@ static int thread_stat(struct rthread *t, pid_t pid, pid_t tid,
 }
 
 /* Read one process's threads; new ones are appended past nsorted. */
+/*
+ * The process's threads as numalot knows them (of the first nsorted of
+ * r->th), when the kernel counts as many and the last full listing is
+ * recent: 1 and *tids (malloc'd); else 0 (list them). A thread that ended
+ * while another started is seen at the next full listing, within
+ * LIST_RECHECK refreshes; the ended one's stat read fails before then
+ * (stat_unchanged reads it in turns), and every bind checks the start
+ * time (docs/real-node.md, "Cost").
+ */
+static int known_tasks(struct real *r, struct rproc *p, size_t nsorted,
+		       pid_t **tids, size_t *nt)
+{
+	size_t known = 0, k = 0;
+	long count;
+
+	if (r->gen - p->listed_gen >= LIST_RECHECK)
+		return 0;
+	for (size_t i = 0; i < nsorted; i++)
+		known += r->th[i].pid == p->info.pid && r->th[i].start;
+	if (known == 0 || (count = nl_proc_count_tasks(p->info.pid)) < 0 ||
+	    (size_t)count != known)
+		return 0;
+	*tids = malloc(known * sizeof(**tids));
+	if (!*tids)
+		return 0;
+	for (size_t i = 0; i < nsorted; i++)
+		if (r->th[i].pid == p->info.pid && r->th[i].start)
+			(*tids)[k++] = r->th[i].tid;
+	*nt = k;
+	return 1;
+}
+
 static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 {
 	pid_t *tids;
 	size_t nt;
-	int rc = nl_proc_list_tasks(p->info.pid, &tids, &nt);
+	int rc = 0;
+
+	if (!known_tasks(r, p, nsorted, &tids, &nt)) {
+		rc = nl_proc_list_tasks(p->info.pid, &tids, &nt);
+		p->listed_gen = r->gen;
+	}
 
 	if (rc < 0) {
 		if (rc != -ESRCH)
@@ -374,7 +426,10 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 			t->gen = r->gen; /* its CPU as it was */
 			continue;
 		}
+		double c0 = t ? 0 : thread_cpu_s();
 		rc = thread_stat(t, p->info.pid, tids[k], &st);
+		if (!t) /* a new thread's first read: its taking over */
+			r->takeover_s += thread_cpu_s() - c0;
 		if (rc < 0 && rc != -ESRCH && t && t->start) {
 			t->gen = r->gen; /* could not read it now: keep it */
 			continue;
@@ -471,7 +526,8 @@ static void follow_children(struct real *r, double now)
 static int drop_gone(struct real *r)
 {
 	struct pid_set set;
-	size_t j = 0;
+	size_t j = 0, gone = 0;
+	double c0 = thread_cpu_s();
 
 	if (pid_set_init(&set, r) < 0)
 		return -ENOMEM;
@@ -484,12 +540,19 @@ static int drop_gone(struct real *r)
 		}
 		if (t->gen != r->gen) {
 			nl_real_thread_drop(r, t);
+			gone++;
 			continue;
 		}
 		r->th[j++] = *t;
 	}
 	free(set.slot);
 	r->nth = j;
+	/* Letting an ended thread go (its descriptors): once a thread, like
+	 * taking it over, kept apart from the periods' cost. */
+	if (gone) {
+		r->release_s += thread_cpu_s() - c0;
+		r->released += gone;
+	}
 	return 0;
 }
 
@@ -1031,6 +1094,14 @@ void nl_real_budget(struct nl_machine *m, size_t *node, size_t *per_uid)
 	struct real *r = real_of(m);
 	*node = r ? r->max_counted : 0;
 	*per_uid = r ? r->max_counted_per_uid : 0;
+}
+
+double nl_real_release_s(struct nl_machine *m, size_t *threads)
+{
+	struct real *r = real_of(m);
+	if (threads)
+		*threads = r ? r->released : 0;
+	return r ? r->release_s : 0;
 }
 
 double nl_real_takeover_s(struct nl_machine *m, size_t *threads)

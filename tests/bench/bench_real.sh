@@ -22,12 +22,14 @@ topo="live"
 [ "$(($(nproc) % 2))" -ne 0 ] && topo="live"
 # startup_s: once a run (libraries, topology, counter probe). take_over:
 # once a thread (its limit, counters and stat file), us per thread.
-# us/thread/period: the CPU of the periods apart from taking threads over,
+# release: once a thread that ended (its descriptors closed), us per thread.
+# us/thread/period: the CPU of the periods apart from taking threads over
+# and letting them go,
 # per thread the workload asked for and per period: the running cost.
 # "all in" divides the whole CPU time (startup, taking over and the
 # report included) by the same periods and threads.
 echo "mode $mode, $secs s, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-printf "%8s %6s %8s %10s %10s %10s %17s %8s %12s\n" threads seen periods "cpu_s" "startup_s" "take_over" "us/thread/period" "all in" "% of a core"
+printf "%8s %6s %8s %10s %10s %10s %8s %17s %8s %12s\n" threads seen periods "cpu_s" "startup_s" "take_over" "release" "us/thread/period" "all in" "% of a core"
 for n in $sizes; do
 	"$build/numalot" run --policy=lbma --period=1 --topology="$topo" \
 		--report="$T/r.json" -- "$build/numalot-workload" --threads "$n" \
@@ -38,10 +40,11 @@ r = json.load(open(sys.argv[1])); n = int(sys.argv[2])
 o = r["numalot_overhead"]; cpu = o["cpu_s"]; st = o.get("startup_cpu_s", 0)
 run = o.get("periods_cpu_s", cpu - st)
 tk = o.get("takeover_cpu_s", 0); taken = o.get("threads_taken_over", 0)
+rl = o.get("release_cpu_s", 0); rel = o.get("threads_released", 0)
 p = r["summary"]["periods"]; d = r["summary"]["duration_s"]
-print("%8d %6d %8d %10.3f %10.3f %10.1f %17.1f %8.1f %12.3f" % (n, len(r["threads"]), p, cpu, st,
-      tk / taken * 1e6 if taken else 0, (run - tk) / p / n * 1e6,
-      cpu / p / n * 1e6, 100 * (run - tk) / d))
+print("%8d %6d %8d %10.3f %10.3f %10.1f %8.1f %17.1f %8.1f %12.3f" % (n, len(r["threads"]), p, cpu, st,
+      tk / taken * 1e6 if taken else 0, rl / rel * 1e6 if rel else 0,
+      (run - tk - rl) / p / n * 1e6, cpu / p / n * 1e6, 100 * (run - tk - rl) / d))
 PY
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

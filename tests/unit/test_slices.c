@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,6 +354,7 @@ static void slices_keep_the_period(void **state)
 /* The real node: this test's own threads, all past the counter budget. */
 #define NT 40
 static volatile int stop[NT];
+static volatile int tids_of[NT];
 
 static void *idle_thread(void *arg)
 {
@@ -414,6 +416,94 @@ static void real_node_reads_ahead(void **state)
 	/* Taken, so read again for the next refresh. */
 	assert_int_equal(ahead_calls(m, pid, 16), (int)((k - 1 + 15) / 16 - 1));
 	for (int i = 1; i < NT; i++) {
+		stop[i] = 1;
+		pthread_join(th[i], NULL);
+	}
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+}
+
+/* Whether tid is among the n threads ti. */
+static int has_tid(const struct nl_thread_info *ti, size_t n, int tid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ti[i].tid == tid)
+			return 1;
+	return 0;
+}
+
+static void *tid_thread(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	tids_of[i] = (int)syscall(SYS_gettid);
+	while (!stop[i])
+		usleep(1000);
+	return NULL;
+}
+
+/*
+ * The real node lists a process's tasks only when the kernel counts more
+ * or fewer than it knows, or every few refreshes (docs/real-node.md,
+ * "Cost"): a thread that starts is seen at the next refresh, and one that
+ * ends while another starts (the count unchanged) is seen within those
+ * few refreshes. Counted threads, this time (the default budget).
+ */
+static void real_node_lists_when_counts_change(void **state)
+{
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	struct nl_real_options o = {.backend = NL_BACKEND_SOFTWARE,
+				    .fallback = 1};
+	struct nl_proc_opts po = {.job = 1};
+	const struct nl_thread_info *ti;
+	pthread_t th[4];
+	char err[256];
+	size_t n, n0;
+	int pid = getpid(), seen = 0;
+	(void)state;
+	if (nl_topology_load(NULL, &topo, err, sizeof(err)) < 0)
+		skip();
+	if (nl_real_create(topo, &o, &m, err, sizeof(err)) < 0) {
+		nl_topology_free(topo);
+		skip();
+	}
+	memset((void *)stop, 0, sizeof(stop));
+	memset((void *)tids_of, 0, sizeof(tids_of));
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, tid_thread,
+						(void *)(intptr_t)i),
+				 0);
+	while (!tids_of[0] || !tids_of[1])
+		usleep(1000);
+	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
+	assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n0), 0);
+	assert_true(has_tid(ti, n0, tids_of[0]) && has_tid(ti, n0, tids_of[1]));
+	/* A third thread: one more than known, listed at once. */
+	assert_int_equal(
+		pthread_create(&th[2], NULL, tid_thread, (void *)(intptr_t)2),
+		0);
+	while (!tids_of[2])
+		usleep(1000);
+	assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
+	assert_int_equal(n, n0 + 1);
+	assert_true(has_tid(ti, n, tids_of[2]));
+	/* Thread 0 ends, thread 3 starts: as many as before. Seen within
+	 * 8 refreshes (LIST_RECHECK), and thread 0 gone. */
+	stop[0] = 1;
+	pthread_join(th[0], NULL);
+	assert_int_equal(
+		pthread_create(&th[3], NULL, tid_thread, (void *)(intptr_t)3),
+		0);
+	while (!tids_of[3])
+		usleep(1000);
+	for (int r = 0; r < 9 && !seen; r++) {
+		assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
+		seen = has_tid(ti, n, tids_of[3]) &&
+		       !has_tid(ti, n, tids_of[0]);
+	}
+	assert_true(seen);
+	assert_int_equal(n, n0 + 1);
+	for (int i = 1; i < 4; i++) {
 		stop[i] = 1;
 		pthread_join(th[i], NULL);
 	}
@@ -526,6 +616,7 @@ int main(void)
 		cmocka_unit_test(slices_give_the_same_reports),
 		cmocka_unit_test(slices_keep_the_period),
 		cmocka_unit_test(real_node_reads_ahead),
+		cmocka_unit_test(real_node_lists_when_counts_change),
 		cmocka_unit_test(many_threads_children_in_turns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
