@@ -3,6 +3,7 @@
  * policy, place, journal. It talks to the world only through the machine.
  */
 #include "engine_priv.h"
+#include "util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -260,8 +261,11 @@ static int merge_threads(struct nl_engine *e, struct ethread **old, size_t nold,
 				t = NULL;
 			}
 		}
-		if (!t)
+		if (!t) {
+			double c0 = nl_thread_cpu_s();
 			t = thread_new(e, &ti[i], domain);
+			e->takeover_cpu_s += nl_thread_cpu_s() - c0;
+		}
 		if (!t)
 			return -ENOMEM;
 		t->cpu = ti[i].cpu;
@@ -1126,4 +1130,9 @@ int nl_engine_summary(struct nl_engine *e, int domain,
 		return -ENOENT;
 	*out = d->sum;
 	return 0;
+}
+
+double nl_engine_takeover_cpu_s(const struct nl_engine *e)
+{
+	return e ? e->takeover_cpu_s : 0;
 }

@@ -86,6 +86,10 @@ void nl_engine_release(struct nl_engine *e, int domain);
  */
 struct json_object *nl_engine_report(struct nl_engine *e, int domain);
 
+/* CPU time the engine spent taking new threads in (numalot's own cost,
+ * once a thread: docs/real-node.md, "Cost"). */
+double nl_engine_takeover_cpu_s(const struct nl_engine *e);
+
 /* The machine part of a report: topology, nodes, CPUs, distances. */
 struct json_object *nl_report_machine(const struct nl_topology *topo);
 

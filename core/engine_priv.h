@@ -109,6 +109,9 @@ struct nl_engine {
 	size_t nprocs;
 	struct nl_plan plan;
 	double start_s;
+	/* CPU time the engine spent taking new threads in (its own cost,
+	 * apart from the periods'; never in a report of the model) */
+	double takeover_cpu_s;
 	size_t ended_seen;  /* ended threads at forget_ended's last look */
 	double due_slack_s; /* domains due this soon are stepped now */
 	/* The big domain being read in slices, and since when: its period

@@ -45,6 +45,14 @@ const char *nl_names_join(const char *const *names, size_t n, int sorted,
 	return buf;
 }
 
+double nl_thread_cpu_s(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 double nl_mono_s(void)
 {
 	struct timespec ts;

@@ -22,5 +22,7 @@ const char *nl_names_join(const char *const *names, size_t n, int sorted,
 
 /* CLOCK_MONOTONIC in seconds. */
 double nl_mono_s(void);
+/* The calling thread's CPU time in seconds (numalot's own cost). */
+double nl_thread_cpu_s(void);
 
 #endif

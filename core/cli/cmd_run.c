@@ -278,7 +278,8 @@ static int manage(const struct run_args *a, struct nl_machine *m)
 				o, "periods_cpu_s",
 				json_object_new_double(run_cpu - startup_cpu));
 			size_t taken;
-			double takeover = nl_real_takeover_s(m, &taken);
+			double takeover = nl_real_takeover_s(m, &taken) +
+					  nl_engine_takeover_cpu_s(e);
 			json_object_object_add(
 				o, "takeover_cpu_s",
 				json_object_new_double(takeover));

@@ -45,6 +45,7 @@ struct rproc {
 	double pages_t;
 	double pages[NL_MAX_NODES];
 	int have_pages;
+	int pages_same; /* the last two readings found the same */
 	int refresh;	      /* part of the refresh under way */
 	int pidfd;	      /* for waiting on its end (0: not open) */
 	double children_t;    /* last scan of every thread's children */

@@ -5,6 +5,7 @@
 #include "real_priv.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@
 /* numa_maps can be long: read it at most this often per process. */
 #define PAGES_REFRESH_S 5.0
 #define PAGES_YOUNG_S 20.0
+/* Two numa_maps readings within this share of each other are the same. */
+#define PAGES_SAME 0.01
 #define WAIT_SLICE_S 0.05
 
 static struct rthread *find(struct real *r, pid_t tid)
@@ -911,19 +914,26 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 	if (!p)
 		return -ESRCH;
 	/* A young process is still placing its memory: read it every
-	 * second for its first PAGES_YOUNG_S seconds, then every
-	 * PAGES_REFRESH_S. */
-	double every =
-		now - p->info.start_s < PAGES_YOUNG_S ? 1.0 : PAGES_REFRESH_S;
+	 * second for its first PAGES_YOUNG_S seconds (every 2 s while two
+	 * readings in a row found it as it was: the read walks every
+	 * mapping, thread stacks included), then every PAGES_REFRESH_S. */
+	double every = now - p->info.start_s >= PAGES_YOUNG_S ? PAGES_REFRESH_S
+		       : p->pages_same				  ? 2.0
+								  : 1.0;
 	if (!p->have_pages || now - p->pages_t > every) {
-		double os[NL_MAX_NODES * 4] = {0};
+		double os[NL_MAX_NODES * 4] = {0}, was = 0, diff = 0;
 		int rc = nl_proc_read_numa_maps(pid, os, NL_MAX_NODES * 4);
 		if (rc < 0)
 			return rc;
-		for (int n = 0; n < t->nnodes; n++)
-			p->pages[n] = t->node_os[n] < NL_MAX_NODES * 4
-					      ? os[t->node_os[n]]
-					      : 0;
+		for (int n = 0; n < t->nnodes; n++) {
+			double v = t->node_os[n] < NL_MAX_NODES * 4
+					   ? os[t->node_os[n]]
+					   : 0;
+			was += p->pages[n];
+			diff += fabs(v - p->pages[n]);
+			p->pages[n] = v;
+		}
+		p->pages_same = p->have_pages && diff <= PAGES_SAME * was;
 		p->pages_t = now;
 		p->have_pages = 1;
 	}

@@ -115,3 +115,14 @@ print('numad, 256 threads, %d s at 1 s scans: %.3f s of CPU (%.3f%% of a core)' 
 else
 	echo "numad: not installed (apt-get install numad) or not root: no comparison"
 fi
+
+# What this machine charges for the same reads, apart from numalot (the
+# floor under the per-thread figure): one pass over N idle threads.
+if command -v cc >/dev/null; then
+	if cc -O2 -o "$T/floor" tests/bench/syscall_floor.c -lpthread 2>/dev/null; then
+		echo "the floor on this machine (tests/bench/syscall_floor.c):"
+		for n in $sizes; do
+			[ "$n" -ge 256 ] && "$T/floor" "$n"
+		done
+	fi
+fi

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <json-c/json.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -22,6 +23,7 @@
 
 #include "engine.h"
 #include "real.h"
+#include "util.h"
 
 /* Process 100 (domain 1, monitor): SMALL threads; process 200 (domain 2,
  * lbma): BIG threads, all there from the start. */
@@ -511,6 +513,64 @@ static void real_node_lists_when_counts_change(void **state)
 	nl_topology_free(topo);
 }
 
+/* This process's resident pages, all nodes, as the machine has them. */
+static double pages_now(struct nl_machine *m, int pid)
+{
+	double pg[NL_MAX_NODES] = {0}, sum = 0;
+	assert_int_equal(m->ops->node_pages(m, pid, pg), 0);
+	for (int i = 0; i < m->topo->nnodes; i++)
+		sum += pg[i];
+	return sum;
+}
+
+/*
+ * Where a young process's pages are is read every second, every 2 s once
+ * two readings in a row found the same (the read walks every mapping):
+ * memory it touches then is seen within 2 s, and a change brings the
+ * 1 s reading back (docs/real-node.md, "Cost").
+ */
+static void real_node_reads_pages_less_when_still(void **state)
+{
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	struct nl_real_options o = {.backend = NL_BACKEND_SOFTWARE,
+				    .fallback = 1};
+	struct nl_proc_opts po = {.job = 1};
+	const size_t len = 64 << 20;
+	char err[256];
+	int pid = getpid();
+	double a, b, t0;
+	char *mem;
+	(void)state;
+	if (nl_topology_load(NULL, &topo, err, sizeof(err)) < 0)
+		skip();
+	if (nl_real_create(topo, &o, &m, err, sizeof(err)) < 0) {
+		nl_topology_free(topo);
+		skip();
+	}
+	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
+	a = pages_now(m, pid);
+	usleep(1100000);
+	t0 = nl_mono_s(); /* at or before the second reading */
+	assert_true(fabs(pages_now(m, pid) - a) <= 0.01 * a); /* the same */
+	/* 64 MiB touched: not read again before 2 s have passed (checked
+	 * only when this machine was quick enough to ask before then)... */
+	mem = malloc(len);
+	assert_non_null(mem);
+	memset(mem, 1, len);
+	usleep(1100000);
+	b = pages_now(m, pid);
+	if (nl_mono_s() - t0 < 1.9)
+		assert_true(b < a + 8192);
+	/* ...and read then. */
+	usleep(1000000);
+	b = pages_now(m, pid);
+	assert_true(b > a + 8192);
+	free(mem);
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+}
+
 /*
  * A process of more than 1,024 threads: its threads' children files are
  * read in turns, each about every 2 s, so a child started by one of them
@@ -617,6 +677,7 @@ int main(void)
 		cmocka_unit_test(slices_keep_the_period),
 		cmocka_unit_test(real_node_reads_ahead),
 		cmocka_unit_test(real_node_lists_when_counts_change),
+		cmocka_unit_test(real_node_reads_pages_less_when_still),
 		cmocka_unit_test(many_threads_children_in_turns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
