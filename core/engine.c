@@ -472,17 +472,16 @@ static int page_shares(struct nl_engine *e, int pid, double *share)
 }
 
 /* Step 3: the 3DyRM model of every thread of the domain. */
-static void model_domain(struct nl_engine *e, struct edomain *d, double now)
+static void model_domain(struct nl_engine *e, struct edomain *d, double now,
+			 struct ethread *const *mine, size_t nmine)
 {
 	const struct nl_topology *topo = e->m->topo;
 	int last_pid = -1, last_node = -1;
 	double pshare[NL_MAX_NODES] = {0};
 
-	for (size_t i = 0; i < e->nlive; i++) {
-		struct ethread *t = e->live[i];
+	for (size_t i = 0; i < nmine; i++) {
+		struct ethread *t = mine[i];
 		struct nl_perf pf;
-		if (t->domain != d->id)
-			continue;
 		t->has_prev = t->has_perf;
 		t->prev_perf = t->perf;
 		t->has_perf = nl_perf_compute(&t->acc, &d->params.perf,
@@ -730,10 +729,16 @@ static int mem_bound(const struct nl_engine *e, int pid)
 	return 0;
 }
 
-static int step_domain(struct nl_engine *e, struct edomain *d, double now)
+/*
+ * Step domain d: mine are its live threads, in tid order. Its policy sees
+ * every thread of the node (where the other jobs' threads are), except
+ * monitor, which looks at none: a step costs by its own threads then.
+ */
+static int step_domain(struct nl_engine *e, struct edomain *d, double now,
+		       struct ethread *const *mine, size_t nmine)
 {
-	size_t n = e->nlive;
-	int rc = scratch_reserve(e, n);
+	size_t n = d->kind == NL_POLICY_MONITOR ? 0 : e->nlive;
+	int rc = scratch_reserve(e, n > nmine ? n : nmine);
 
 	if (rc < 0)
 		return rc;
@@ -746,25 +751,22 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now)
 	perf[n] = rel[n] = 0;
 	group[n] = 0;
 	has[n] = 0;
-	model_domain(e, d, now);
+	model_domain(e, d, now, mine, nmine);
 	/* Relative perf is per process of this domain: computed over its
 	 * threads only (in tid order, as they are summed); the others' is 1,
 	 * as it would be in a group of their own with no perf. So a step
 	 * costs by its own threads, however many steps share the node. */
 	size_t m = 0, j = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct ethread *t = e->live[i];
-		if (t->domain != d->id)
-			continue;
-		perf[m] = t->perf;
-		group[m] = t->pid;
-		has[m++] = t->has_perf;
+	for (size_t i = 0; n > 0 && i < nmine; i++) {
+		perf[m] = mine[i]->perf;
+		group[m] = mine[i]->pid;
+		has[m++] = mine[i]->has_perf;
 	}
 	nl_perf_relative(perf, group, has, (int)m, rel);
 	int bound_pid = -1, bound = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct ethread *t = e->live[i];
-		double rel_i = t->domain == d->id ? rel[j++] : 1.0;
+		double rel_i = t->domain == d->id && j < m ? rel[j++] : 1.0;
 		if (t->domain == d->id && t->pid != bound_pid) {
 			bound_pid = t->pid;
 			bound = mem_bound(e, t->pid);
@@ -947,6 +949,51 @@ static double slicing_ends(struct nl_engine *e, const int *due, size_t ndue,
 	return t;
 }
 
+/*
+ * The threads th (in tid order) of the due domains (due, sorted), grouped
+ * by domain: those of due[k] are (*by)[(*first)[k] .. (*first)[k + 1]), in
+ * tid order. One pass, so that each domain's step costs by its own threads.
+ */
+static int by_domain(const struct nl_engine *e, const int *due, size_t ndue,
+		     struct ethread *const *th, size_t n, struct ethread ***by,
+		     size_t **first)
+{
+	size_t *at = calloc(ndue + 1, sizeof(*at));
+	struct ethread **b = malloc(sizeof(*b) * (n + 1));
+	(void)e;
+
+	if (!at || !b) {
+		free(at);
+		free(b);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const int *k = bsearch(&th[i]->domain, due, ndue, sizeof(int),
+				       cmp_int);
+		if (k)
+			at[k - due + 1]++;
+	}
+	for (size_t k = 0; k < ndue; k++)
+		at[k + 1] += at[k];
+	size_t *fill = malloc(sizeof(*fill) * (ndue + 1));
+	if (!fill) {
+		free(at);
+		free(b);
+		return -ENOMEM;
+	}
+	memcpy(fill, at, sizeof(*fill) * (ndue + 1));
+	for (size_t i = 0; i < n; i++) {
+		const int *k = bsearch(&th[i]->domain, due, ndue, sizeof(int),
+				       cmp_int);
+		if (k)
+			b[fill[k - due]++] = th[i];
+	}
+	free(fill);
+	*by = b;
+	*first = at;
+	return 0;
+}
+
 double nl_engine_step_due(struct nl_engine *e)
 {
 	double now = e->m->ops->now(e->m);
@@ -974,20 +1021,29 @@ double nl_engine_step_due(struct nl_engine *e)
 		rc = refresh_due(e, due, ndue, &fresh, &nfresh);
 		if (rc == 0)
 			sample_threads(e, fresh, nfresh);
-		free(fresh);
 	} else {
 		rc = refresh_threads(e);
 		if (rc == 0)
 			sample_threads(e, e->live, e->nlive);
 	}
+	struct ethread **by = NULL;
+	size_t *first = NULL;
+	if (rc == 0)
+		rc = by_domain(e, due, ndue, fresh ? fresh : e->live,
+			       fresh ? nfresh : e->nlive, &by, &first);
 	for (size_t i = 0; rc == 0 && i < e->ndomains; i++) {
 		struct edomain *d = &e->domains[i];
-		if (!bsearch(&d->id, due, ndue, sizeof(int), cmp_int))
+		int *k = bsearch(&d->id, due, ndue, sizeof(int), cmp_int);
+		if (!k)
 			continue;
-		rc = step_domain(e, d, now);
+		size_t at = first[k - due];
+		rc = step_domain(e, d, now, by + at, first[k - due + 1] - at);
 		if (rc == 0)
 			read_pages(e, d);
 	}
+	free(by);
+	free(first);
+	free(fresh);
 	free(due);
 	return rc < 0 ? rc : nl_engine_next_due(e);
 }

@@ -95,6 +95,8 @@ for i in $(seq "$STEPS"); do
 	"$N" request --socket="$S" "{\"v\":1,\"op\":\"register\",\"job\":$i,\"step\":0,\"uid\":0,\"pid\":$!,\"policy\":\"monitor\",\"cpus\":\"0\",\"period\":1}" >>"$T/reg.out" 2>&1
 done
 echo "registrations answered ok: $(grep -c '"ok":true' "$T/reg.out") of $STEPS"
+# What the others were answered, the most common first.
+grep -v '"ok":true' "$T/reg.out" | sed 's/[0-9][0-9]*/N/g' | sort | uniq -c | sort -rn | head -5
 echo "registered in $(($(date +%s) - t0)) s (load $(cut -d" " -f1-3 /proc/loadavg)); $(timeout 10 "$N" status --socket="$S" 2>/dev/null | grep -c '^[0-9]') steps"
 sleep 3
 c0=$(cpu_s "$AP") w0=$(date +%s.%N)
