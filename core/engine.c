@@ -751,6 +751,7 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now,
 	perf[n] = rel[n] = 0;
 	group[n] = 0;
 	has[n] = 0;
+	d->threads_seen = nmine;
 	model_domain(e, d, now, mine, nmine);
 	/* Relative perf is per process of this domain: computed over its
 	 * threads only (in tid order, as they are summed); the others' is 1,
@@ -868,23 +869,13 @@ static size_t pick_batch(struct nl_engine *e, double now, int *due,
 	for (size_t i = 0; i < e->ndomains; i++)
 		if (e->domains[i].next_due_s <= now + e->due_slack_s)
 			dd[nd++] = (struct due_domain){
-				e->domains[i].id, e->domains[i].next_due_s, 0};
-	if (e->m->ops->threads_of && (nd > 1 || e->m->ops->read_ahead)) {
-		/* How many threads each due domain has, for the batch. */
+				e->domains[i].id, e->domains[i].next_due_s,
+				e->domains[i].threads_seen};
+	/* The longest overdue first; each with the threads it had at its
+	 * last step (a pass over the node's threads a call would cost more
+	 * than the batch, with hundreds of steps). */
+	if (e->m->ops->threads_of && (nd > 1 || e->m->ops->read_ahead))
 		qsort(dd, nd, sizeof(*dd), cmp_due);
-		for (size_t i = 0; i < nd; i++)
-			due[i] = dd[i].id;
-		qsort(due, nd, sizeof(int), cmp_int);
-		for (size_t i = 0; i < e->nlive; i++) {
-			int *k = bsearch(&e->live[i]->domain, due, nd,
-					 sizeof(int), cmp_int);
-			for (size_t j = 0; k && j < nd; j++)
-				if (dd[j].id == *k) {
-					dd[j].threads++;
-					break;
-				}
-		}
-	}
 	for (size_t i = 0; i < nd; i++) {
 		if (ndue && *threads + dd[i].threads > DUE_BATCH_THREADS)
 			break;

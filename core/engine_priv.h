@@ -54,6 +54,7 @@ struct event {
 
 struct edomain {
 	int id;
+	size_t threads_seen; /* its live threads at its last step */
 	char name[64];
 	enum nl_policy_kind kind;
 	struct nl_policy_params params;

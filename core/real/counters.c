@@ -391,6 +391,14 @@ int nl_counters_latency(const struct nl_tcounters *c, const char **why)
 	return c->lat ? 0 : c->lat_err;
 }
 
+int nl_counters_clock_ns(const struct nl_tcounters *c, uint64_t *ns)
+{
+	if (!c || c->proc_fallback || c->sw_fd[0] < 0)
+		return -ENOTSUP;
+	*ns = c->peeked ? c->sw_peek[0] : c->sw_prev[0];
+	return 0;
+}
+
 const char *nl_counters_sampler(const struct nl_tcounters *c)
 {
 	return c ? nl_lat_kind_name(c->lat) : NULL;

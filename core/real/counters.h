@@ -3,6 +3,7 @@
 #define NUMALOT_COUNTERS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "sample.h"
@@ -111,6 +112,11 @@ int nl_counters_attach_latency(struct nl_tcounters *c,
 			       const struct nl_lat_pmu *p);
 /* 0 when c samples latency, else a negative errno and *why in words. */
 int nl_counters_latency(const struct nl_tcounters *c, const char **why);
+/*
+ * The thread's task-clock (ns, cumulative) at the last read or peek: it
+ * changes whenever the thread runs. -ENOTSUP without software events.
+ */
+int nl_counters_clock_ns(const struct nl_tcounters *c, uint64_t *ns);
 /* What c samples addresses with: "PEBS", "IBS", "raw event", or NULL. */
 const char *nl_counters_sampler(const struct nl_tcounters *c);
 

@@ -167,6 +167,25 @@ static void children_of(struct real *r, pid_t pid, pid_t tid,
 	free(text);
 }
 
+/*
+ * Can thread tid have started a process since its children file was last
+ * read? Not if it has not run since (its task-clock, exact to the ns, has
+ * not moved): its file is then left unread. A thread without counters
+ * (CPU time from /proc counts in ticks, too coarse to tell) always can.
+ */
+static int may_have_children(struct real *r, pid_t tid)
+{
+	struct rthread *t = nl_real_find(r, tid);
+	uint64_t clock;
+
+	if (!t || !t->ctr || nl_counters_clock_ns(t->ctr, &clock) < 0)
+		return 1;
+	if (t->children_clock && clock == t->children_clock)
+		return 0;
+	t->children_clock = clock ? clock : 1;
+	return 1;
+}
+
 /* What a child of p is managed with. */
 static struct nl_proc_opts child_opts(const struct rproc *p)
 {
@@ -191,7 +210,8 @@ int nl_real_add_children(struct real *r, struct rproc *p, int all)
 	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		children_of(r, pid, tids[i], &o);
+		if (tids[i] == pid || may_have_children(r, tids[i]))
+			children_of(r, pid, tids[i], &o);
 	free(tids);
 	return 0;
 }
@@ -203,6 +223,10 @@ int nl_real_add_children_turn(struct real *r, struct rproc *p, double now,
 	size_t n = 0, share, from;
 	struct nl_proc_opts o = child_opts(p);
 
+	/* Its count at its last refresh first: most processes are small,
+	 * and counting them over the node's threads costs more. */
+	if (p->nthreads <= min_threads)
+		return 1;
 	for (size_t i = 0; i < r->nth; i++)
 		n += r->th[i].pid == pid;
 	if (n <= min_threads || !(tids = malloc(sizeof(*tids) * n)))
@@ -222,7 +246,8 @@ int nl_real_add_children_turn(struct real *r, struct rproc *p, double now,
 	/* p may move from here on (children added). */
 	children_of(r, pid, pid, &o);
 	for (size_t k = 0; k < share; k++)
-		if (tids[(from + k) % n] != pid)
+		if (tids[(from + k) % n] != pid &&
+		    may_have_children(r, tids[(from + k) % n]))
 			children_of(r, pid, tids[(from + k) % n], &o);
 	free(tids);
 	return 0;

@@ -26,6 +26,8 @@ struct rthread {
 	double ticks_t_prev;
 	/* Its stat, read ahead for the next refresh (read_ahead): 1 read,
 	 * -1 tried (read again then), 0 none. */
+	/* its task-clock when its children file was last read (0: never) */
+	unsigned long long children_clock;
 	int ahead;
 	char ahead_state;
 	int ahead_processor;
@@ -45,7 +47,7 @@ struct rproc {
 	double pages_t;
 	double pages[NL_MAX_NODES];
 	int have_pages;
-	int pages_same; /* the last two readings found the same */
+	int pages_same;	      /* the last two readings found the same */
 	int refresh;	      /* part of the refresh under way */
 	int pidfd;	      /* for waiting on its end (0: not open) */
 	double children_t;    /* last scan of every thread's children */
@@ -54,6 +56,7 @@ struct rproc {
 	int found_ahead;      /* found then: refreshed with the next refresh */
 	struct nl_hot *hot;   /* sampled pages; NULL until a thread samples */
 	unsigned listed_gen;  /* refresh of its last full task listing */
+	size_t nthreads;      /* its threads at its last refresh */
 };
 
 /* Threads holding counter descriptors, per user (the budget). */
@@ -130,6 +133,8 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 		       double max_bytes, int flags, double *moved);
 /* realmachine.c */
 void nl_real_thread_drop(struct real *r, struct rthread *t);
+/* The thread tid, or NULL (r->th sorted by tid, as between refreshes). */
+struct rthread *nl_real_find(struct real *r, pid_t tid);
 /* Give every thread of pid numalot placed the affinity it had. */
 void nl_real_release_pid(struct real *r, pid_t pid);
 

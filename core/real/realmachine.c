@@ -26,7 +26,7 @@
 #define PAGES_SAME 0.01
 #define WAIT_SLICE_S 0.05
 
-static struct rthread *find(struct real *r, pid_t tid)
+struct rthread *nl_real_find(struct real *r, pid_t tid)
 {
 	size_t lo = 0, hi = r->nth;
 	while (lo < hi) {
@@ -39,6 +39,11 @@ static struct rthread *find(struct real *r, pid_t tid)
 			hi = mid;
 	}
 	return NULL;
+}
+
+static struct rthread *find(struct real *r, pid_t tid)
+{
+	return nl_real_find(r, tid);
 }
 
 static void to_dense(const struct nl_topology *t, hwloc_const_bitmap_t os,
@@ -474,6 +479,7 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 		t->gen = r->gen;
 	}
 	free(tids);
+	p->nthreads = nt;
 	return 0;
 }
 
@@ -918,8 +924,8 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 	 * readings in a row found it as it was: the read walks every
 	 * mapping, thread stacks included), then every PAGES_REFRESH_S. */
 	double every = now - p->info.start_s >= PAGES_YOUNG_S ? PAGES_REFRESH_S
-		       : p->pages_same				  ? 2.0
-								  : 1.0;
+		       : p->pages_same			      ? 2.0
+							      : 1.0;
 	if (!p->have_pages || now - p->pages_t > every) {
 		double os[NL_MAX_NODES * 4] = {0}, was = 0, diff = 0;
 		int rc = nl_proc_read_numa_maps(pid, os, NL_MAX_NODES * 4);

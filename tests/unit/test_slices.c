@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "procfs.h"
 #include "real.h"
 #include "util.h"
 
@@ -411,6 +412,11 @@ static void real_node_reads_ahead(void **state)
 	 * since (its task list is read then). */
 	stop[0] = 1;
 	pthread_join(th[0], NULL);
+	/* A joined thread may still be finishing its exit for a moment (the
+	 * kernel wakes the joiner before it lets the thread go): wait, with
+	 * a bound, until the kernel no longer counts it. */
+	for (int w = 0; w < 1000 && nl_proc_count_tasks(pid) != (long)k; w++)
+		usleep(1000);
 	assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
 	assert_int_equal(n, k);
 	for (size_t i = 0; i < n; i++)
@@ -571,6 +577,97 @@ static void real_node_reads_pages_less_when_still(void **state)
 	nl_topology_free(topo);
 }
 
+static int fork_pipe[2];
+static volatile pid_t forked;
+
+/* Waits (without running) until told, then starts a child that waits. */
+static void *waking_thread(void *arg)
+{
+	char c;
+	(void)arg;
+	while (read(fork_pipe[0], &c, 1) < 0)
+		;
+	pid_t k = fork();
+	if (k == 0) {
+		pause();
+		_exit(0);
+	}
+	forked = k;
+	return NULL;
+}
+
+static int managed(struct nl_machine *m, int pid)
+{
+	const struct nl_process_info *pi;
+	size_t n;
+	assert_int_equal(m->ops->processes(m, &pi, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (pi[i].pid == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * A thread that has not run since its children file was read is not read
+ * again (docs/real-node.md, "Cost"); once it runs and starts a process,
+ * that process is managed at the next scan (every 2 s).
+ */
+static void real_node_children_of_a_thread_that_woke(void **state)
+{
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	struct nl_real_options o = {.backend = NL_BACKEND_SOFTWARE,
+				    .fallback = 1,
+				    .follow_children = 1};
+	struct nl_proc_opts po = {.job = 1};
+	const struct nl_thread_info *ti;
+	pthread_t th;
+	char err[256];
+	size_t n;
+	int pid = getpid(), found = 0;
+	(void)state;
+	if (nl_topology_load(NULL, &topo, err, sizeof(err)) < 0)
+		skip();
+	if (nl_real_create(topo, &o, &m, err, sizeof(err)) < 0) {
+		nl_topology_free(topo);
+		skip();
+	}
+	assert_int_equal(pipe(fork_pipe), 0);
+	forked = 0;
+	assert_int_equal(pthread_create(&th, NULL, waking_thread, NULL), 0);
+	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
+	/* Refreshes over more than a scan: the thread's file read once,
+	 * then left alone while it waits. */
+	for (int r = 0; r < 6; r++) {
+		assert_int_equal(m->ops->threads(m, &ti, &n), 0);
+		for (size_t i = 0; i < n; i++) {
+			struct nl_sample s;
+			m->ops->sample(m, ti[i].tid, &s);
+		}
+		usleep(500000);
+	}
+	assert_int_equal(write(fork_pipe[1], "x", 1), 1);
+	pthread_join(th, NULL);
+	assert_true(forked > 0);
+	for (int r = 0; r < 40 && !found; r++) {
+		assert_int_equal(m->ops->threads(m, &ti, &n), 0);
+		for (size_t i = 0; i < n; i++) {
+			struct nl_sample s;
+			m->ops->sample(m, ti[i].tid, &s);
+		}
+		found = managed(m, forked);
+		if (!found)
+			usleep(200000);
+	}
+	kill(forked, SIGKILL);
+	waitpid(forked, NULL, 0);
+	assert_true(found);
+	close(fork_pipe[0]);
+	close(fork_pipe[1]);
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+}
+
 /*
  * A process of more than 1,024 threads: its threads' children files are
  * read in turns, each about every 2 s, so a child started by one of them
@@ -678,6 +775,7 @@ int main(void)
 		cmocka_unit_test(real_node_reads_ahead),
 		cmocka_unit_test(real_node_lists_when_counts_change),
 		cmocka_unit_test(real_node_reads_pages_less_when_still),
+		cmocka_unit_test(real_node_children_of_a_thread_that_woke),
 		cmocka_unit_test(many_threads_children_in_turns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
