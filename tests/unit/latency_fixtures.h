@@ -24,6 +24,23 @@ static inline size_t page_size(void)
 	return (size_t)sysconf(_SC_PAGESIZE);
 }
 
+/* Page faults, a software event that carries the faulting address: they
+ * stand in for PEBS or IBS samples where there is no PMU. */
+static inline struct nl_lat_pmu fault_pmu(void)
+{
+	struct nl_lat_pmu p = {
+		.kind = NL_LAT_RAW,
+		.name = "software",
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_PAGE_FAULTS,
+		.period = 1,
+		.exclude_kernel = 1,
+		.ns_per_cycle = 1,
+		.sample_type = ST_TEST,
+	};
+	return p;
+}
+
 struct fake_ring {
 	unsigned char *mem;
 	size_t len;

@@ -110,21 +110,6 @@ static void decay_by_samples(void **state)
 	nl_hot_free(h);
 }
 
-static struct nl_lat_pmu fault_pmu(void)
-{
-	struct nl_lat_pmu p = {
-		.kind = NL_LAT_RAW,
-		.name = "software",
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_PAGE_FAULTS,
-		.period = 1,
-		.exclude_kernel = 1,
-		.ns_per_cycle = 1,
-		.sample_type = ST_TEST,
-	};
-	return p;
-}
-
 static unsigned char *mapped(size_t n)
 {
 	unsigned char *m = mmap(NULL, n * page_size(), PROT_READ | PROT_WRITE,

@@ -114,16 +114,25 @@ static void collect_by_node(void **state)
 		memset(&st, 0, sizeof(st));
 		if (pass == 0) { /* one node */
 			int map[1] = {os};
+			struct nl_hot *h = nl_hot_new();
+			uint64_t pg[8];
 			assert_int_equal(nl_lat_collect(&r, &p, getpid(), map,
-							1, &s, &st),
+							1, &s, &st, h),
 					 0);
 			assert_true(s.measured & NL_M_LATENCY);
 			assert_true(s.lat_count[0] == 5);
 			assert_true(s.lat_sum_ns[0] == 5 * 100.0);
+			/* The kept samples' pages, by node: page 0 twice
+			 * (samples 0 and 4), pages 1 to 3 once; the others
+			 * (cache hits, no latency, gone) not at all. */
+			assert_int_equal(h->samples, 5);
+			assert_int_equal(nl_hot_pick(h, os, pg, 8), 4);
+			assert_true(pg[0] == (uint64_t)(uintptr_t)m);
+			nl_hot_free(h);
 		} else if (pass == 1) { /* OS node os is dense node 1 */
 			int map[2] = {os + 1, os};
 			assert_int_equal(nl_lat_collect(&r, &p, getpid(), map,
-							2, &s, &st),
+							2, &s, &st, NULL),
 					 0);
 			assert_true(s.lat_count[0] == 0 && s.lat_count[1] == 5);
 			assert_true(s.lat_sum_ns[1] == 500.0);
@@ -131,7 +140,7 @@ static void collect_by_node(void **state)
 			int map[1] = {os + 3};
 			assert_int_equal(nl_lat_collect(&r, &p, getpid(), map,
 							pass == 2 ? 1 : 0, &s,
-							&st),
+							&st, NULL),
 					 0);
 			assert_false(s.measured & NL_M_LATENCY);
 			assert_true(s.lat_count[0] == 0);
@@ -145,21 +154,6 @@ static void collect_by_node(void **state)
 }
 
 /* ---- a ring the kernel writes: page faults stand in for PEBS ---- */
-
-static struct nl_lat_pmu fault_pmu(void)
-{
-	struct nl_lat_pmu p = {
-		.kind = NL_LAT_RAW,
-		.name = "software",
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_PAGE_FAULTS,
-		.period = 1,
-		.exclude_kernel = 1,
-		.ns_per_cycle = 1,
-		.sample_type = ST_TEST,
-	};
-	return p;
-}
 
 static void kernel_ring(void **state)
 {

@@ -367,6 +367,23 @@ static void *idle_thread(void *arg)
 	return NULL;
 }
 
+/* The real node (this machine's topology) with options o, or NULL when
+ * this machine cannot have one (the test skips). */
+static struct nl_machine *real_here(const struct nl_real_options *o,
+				    struct nl_topology **topo)
+{
+	struct nl_machine *m;
+	char err[256];
+
+	if (nl_topology_load(NULL, topo, err, sizeof(err)) < 0)
+		return NULL;
+	if (nl_real_create(*topo, o, &m, err, sizeof(err)) < 0) {
+		nl_topology_free(*topo);
+		return NULL;
+	}
+	return m;
+}
+
 /* Read ahead until done: how many calls said some were left. */
 static int ahead_calls(struct nl_machine *m, int pid, size_t max)
 {
@@ -390,12 +407,8 @@ static void real_node_reads_ahead(void **state)
 	size_t n, k;
 	int pid = getpid();
 	(void)state;
-	if (nl_topology_load(NULL, &topo, err, sizeof(err)) < 0)
+	if (!(m = real_here(&o, &topo)))
 		skip();
-	if (nl_real_create(topo, &o, &m, err, sizeof(err)) < 0) {
-		nl_topology_free(topo);
-		skip();
-	}
 	nl_real_set_budget(m, 0, 0); /* nobody gets counters */
 	for (int i = 0; i < NT; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, idle_thread,
@@ -469,12 +482,8 @@ static void real_node_lists_when_counts_change(void **state)
 	size_t n, n0;
 	int pid = getpid(), seen = 0;
 	(void)state;
-	if (nl_topology_load(NULL, &topo, err, sizeof(err)) < 0)
+	if (!(m = real_here(&o, &topo)))
 		skip();
-	if (nl_real_create(topo, &o, &m, err, sizeof(err)) < 0) {
-		nl_topology_free(topo);
-		skip();
-	}
 	memset((void *)stop, 0, sizeof(stop));
 	memset((void *)tids_of, 0, sizeof(tids_of));
 	for (int i = 0; i < 2; i++)
@@ -548,12 +557,8 @@ static void real_node_reads_pages_less_when_still(void **state)
 	double a, b, t0;
 	char *mem;
 	(void)state;
-	if (nl_topology_load(NULL, &topo, err, sizeof(err)) < 0)
+	if (!(m = real_here(&o, &topo)))
 		skip();
-	if (nl_real_create(topo, &o, &m, err, sizeof(err)) < 0) {
-		nl_topology_free(topo);
-		skip();
-	}
 	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
 	a = pages_now(m, pid);
 	usleep(1100000);
@@ -626,12 +631,8 @@ static void real_node_children_of_a_thread_that_woke(void **state)
 	size_t n;
 	int pid = getpid(), found = 0;
 	(void)state;
-	if (nl_topology_load(NULL, &topo, err, sizeof(err)) < 0)
+	if (!(m = real_here(&o, &topo)))
 		skip();
-	if (nl_real_create(topo, &o, &m, err, sizeof(err)) < 0) {
-		nl_topology_free(topo);
-		skip();
-	}
 	assert_int_equal(pipe(fork_pipe), 0);
 	forked = 0;
 	assert_int_equal(pthread_create(&th, NULL, waking_thread, NULL), 0);
@@ -720,12 +721,8 @@ static void children_in_turns(int read_ahead)
 	size_t n;
 	int pid = getpid(), found = 0;
 	pid_t child = 0;
-	if (nl_topology_load(NULL, &topo, err, sizeof(err)) < 0)
+	if (!(m = real_here(&o, &topo)))
 		skip();
-	if (nl_real_create(topo, &o, &m, err, sizeof(err)) < 0) {
-		nl_topology_free(topo);
-		skip();
-	}
 	nl_real_set_budget(m, 0, 0);
 	assert_int_equal(pipe(block_fd), 0);
 	for (int i = 0; i < MANY; i++)
