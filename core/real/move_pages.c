@@ -47,6 +47,27 @@ static int held_by_policy(const char *line, int flags)
 	       (!strncmp(sp, "interleave", 10) && !(flags & NL_PAGES_SOFT));
 }
 
+/*
+ * Move the k pages addr to node to_os; status gets where each page is
+ * after. When some pages could not move (the call returns how many), the
+ * kernel stops and leaves status unwritten for the batch: where they are
+ * is then asked again. 0 or a negative errno.
+ */
+static int move_batch(pid_t pid, unsigned long k, void **addr, int *nodes,
+		      int *status)
+{
+	long rc;
+
+	for (unsigned long i = 0; i < k; i++)
+		status[i] = -ENOENT;
+	rc = move_pages(pid, k, addr, nodes, status, MPOL_MF_MOVE);
+	if (rc < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	if (rc > 0 && move_pages(pid, k, addr, NULL, status, 0) < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	return 0;
+}
+
 /* Move the pages of [start, end) on the source node, batch by batch. */
 static int walk_range(struct walk *w, unsigned long start, unsigned long end)
 {
@@ -70,9 +91,10 @@ static int walk_range(struct walk *w, unsigned long start, unsigned long end)
 			}
 		if (k == 0)
 			continue;
-		if (move_pages(w->pid, (unsigned long)k, addr, nodes, status,
-			       MPOL_MF_MOVE) < 0)
-			return errno == ESRCH ? -ESRCH : -errno;
+		int rc = move_batch(w->pid, (unsigned long)k, addr, nodes,
+				    status);
+		if (rc < 0)
+			return rc;
 		for (int i = 0; i < k; i++)
 			w->moved += status[i] == w->to_os ? w->page : 0;
 	}
@@ -186,8 +208,9 @@ static int move_hot(struct walk *w, struct nl_hot *hot, const struct range *g,
 	}
 	if (n == 0)
 		return 0;
-	if (move_pages(w->pid, n, addr, nodes, status, MPOL_MF_MOVE) < 0)
-		return errno == ESRCH ? -ESRCH : -errno;
+	int rc = move_batch(w->pid, n, addr, nodes, status);
+	if (rc < 0)
+		return rc;
 	for (size_t i = 0; i < n; i++)
 		if (status[i] == w->to_os) {
 			w->moved += (double)w->page;

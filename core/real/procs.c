@@ -147,43 +147,80 @@ static void inherit_limit(struct real *r, pid_t parent, pid_t child)
 }
 
 /* Manage the children that thread tid of pid started (o: theirs). */
-static void children_of(struct real *r, pid_t pid, pid_t tid,
-			const struct nl_proc_opts *o)
+/*
+ * Manage the children thread tid of process pid started. 0 when its file
+ * was read and each child is managed now or cannot be (gone, not allowed,
+ * already); -1 when one may have been missed (the file unreadable, no
+ * memory): read again next time.
+ */
+static int children_of(struct real *r, pid_t pid, pid_t tid,
+		       const struct nl_proc_opts *o)
 {
 	char path[96], *text;
+	int missed = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
 		 (int)tid);
 	if (nl_proc_slurp(path, &text, NULL) < 0)
-		return;
+		return -1;
 	for (char *s = text, *end; *s; s = end) {
 		long c = strtol(s, &end, 10);
+		int rc;
 		if (end == s)
 			break;
-		if (c > 0 && !proc_of(r, (pid_t)c) &&
-		    nl_real_add_process(&r->m, (int)c, o, NULL, 0) == 0)
+		if (c <= 0 || proc_of(r, (pid_t)c))
+			continue;
+		rc = nl_real_add_process(&r->m, (int)c, o, NULL, 0);
+		if (rc == 0)
 			inherit_limit(r, pid, (pid_t)c);
+		else if (rc != -ESRCH && rc != -EPERM && rc != -EEXIST)
+			missed = 1;
 	}
 	free(text);
+	return missed ? -1 : 0;
 }
 
 /*
- * Can thread tid have started a process since its children file was last
- * read? Not if it has not run since (its task-clock, exact to the ns, has
- * not moved): its file is then left unread. A thread without counters
- * (CPU time from /proc counts in ticks, too coarse to tell) always can.
+ * Can thread tid of process pid have started a process since its children
+ * file was last read in full? Not if it has not run since (its task-clock,
+ * exact to the ns, has not moved): its file is then left unread. A thread
+ * without counters (CPU time from /proc counts in ticks, too coarse to
+ * tell) always can. *clock gets the value to keep once the file is read
+ * (children_read), 0 when there is none to keep.
  */
-static int may_have_children(struct real *r, pid_t tid)
+static int may_have_children(struct real *r, pid_t pid, pid_t tid,
+			     uint64_t *clock)
 {
 	struct rthread *t = nl_real_find(r, tid);
-	uint64_t clock;
 
-	if (!t || !t->ctr || nl_counters_clock_ns(t->ctr, &clock) < 0)
+	*clock = 0;
+	if (!t || t->pid != pid || !t->ctr ||
+	    nl_counters_clock_ns(t->ctr, clock) < 0) {
+		*clock = 0;
 		return 1;
-	if (t->children_clock && clock == t->children_clock)
-		return 0;
-	t->children_clock = clock ? clock : 1;
-	return 1;
+	}
+	if (*clock == 0)
+		*clock = 1;
+	return !(t->children_clock && *clock == t->children_clock);
+}
+
+/* tid's children file was read and all its children managed: keep its
+ * task-clock then (looked up again: adding processes may move r->th). */
+static void children_read(struct real *r, pid_t pid, pid_t tid, uint64_t clock)
+{
+	struct rthread *t = clock ? nl_real_find(r, tid) : NULL;
+	if (t && t->pid == pid)
+		t->children_clock = clock;
+}
+
+/* Read tid's children file unless it cannot have changed. */
+static void children_if_ran(struct real *r, pid_t pid, pid_t tid,
+			    const struct nl_proc_opts *o)
+{
+	uint64_t clock;
+	if (may_have_children(r, pid, tid, &clock) &&
+	    children_of(r, pid, tid, o) == 0)
+		children_read(r, pid, tid, clock);
 }
 
 /* What a child of p is managed with. */
@@ -210,8 +247,10 @@ int nl_real_add_children(struct real *r, struct rproc *p, int all)
 	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		if (tids[i] == pid || may_have_children(r, tids[i]))
+		if (tids[i] == pid)
 			children_of(r, pid, tids[i], &o);
+		else
+			children_if_ran(r, pid, tids[i], &o);
 	free(tids);
 	return 0;
 }
@@ -246,9 +285,8 @@ int nl_real_add_children_turn(struct real *r, struct rproc *p, double now,
 	/* p may move from here on (children added). */
 	children_of(r, pid, pid, &o);
 	for (size_t k = 0; k < share; k++)
-		if (tids[(from + k) % n] != pid &&
-		    may_have_children(r, tids[(from + k) % n]))
-			children_of(r, pid, tids[(from + k) % n], &o);
+		if (tids[(from + k) % n] != pid)
+			children_if_ran(r, pid, tids[(from + k) % n], &o);
 	free(tids);
 	return 0;
 }

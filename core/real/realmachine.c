@@ -313,8 +313,9 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
 
 /* Below this share of a CPU since the last read a thread counts as idle
  * here: where it last ran is not read again but in turns (below the
- * policies' idle_share, 0.05, so that every thread they treat as busy has
- * its CPU read). */
+ * policies' default idle_share, 0.05, so that every thread they treat as
+ * busy has its CPU read; with idle_share set below this, a thread in
+ * between may keep a CPU up to STAT_RECHECK periods old). */
 #define STAT_IDLE_SHARE 0.02
 
 /*
@@ -535,8 +536,7 @@ static void follow_children(struct real *r, double now)
 static int drop_gone(struct real *r)
 {
 	struct pid_set set;
-	size_t j = 0, gone = 0;
-	double c0 = thread_cpu_s();
+	size_t j = 0;
 
 	if (pid_set_init(&set, r) < 0)
 		return -ENOMEM;
@@ -548,20 +548,20 @@ static int drop_gone(struct real *r)
 			continue;
 		}
 		if (t->gen != r->gen) {
+			/* Letting an ended thread go (its descriptors): once
+			 * a thread, like taking it over, kept apart from the
+			 * periods' cost. */
+			double c0 = thread_cpu_s();
 			nl_real_thread_drop(r, t);
-			gone++;
+			r->release_s += thread_cpu_s() - c0;
+			r->released++;
 			continue;
 		}
 		r->th[j++] = *t;
 	}
 	free(set.slot);
 	r->nth = j;
-	/* Letting an ended thread go (its descriptors): once a thread, like
-	 * taking it over, kept apart from the periods' cost. */
-	if (gone) {
-		r->release_s += thread_cpu_s() - c0;
-		r->released += gone;
-	}
+
 	return 0;
 }
 
