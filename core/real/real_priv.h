@@ -135,6 +135,18 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 void nl_real_thread_drop(struct real *r, struct rthread *t);
 /* The thread tid, or NULL (r->th sorted by tid, as between refreshes). */
 struct rthread *nl_real_find(struct real *r, pid_t tid);
+struct nl_task_stat;
+/* A thread seen for the first time: its limit, counters, affinity; the
+ * CPU time it takes is kept apart (nl_real_takeover_s). */
+int nl_real_thread_init(struct real *r, struct rproc *p, struct rthread *t,
+			pid_t tid, const struct nl_task_stat *st);
+/* refresh.c: machine.h's threads, threads_of and read_ahead. */
+int nl_real_threads(struct nl_machine *m, const struct nl_thread_info **out,
+		    size_t *n);
+int nl_real_threads_of(struct nl_machine *m, const int *pids, size_t npids,
+		       const struct nl_thread_info **out, size_t *n);
+int nl_real_read_ahead(struct nl_machine *m, const int *pids, size_t npids,
+		       size_t max);
 /* Give every thread of pid numalot placed the affinity it had. */
 void nl_real_release_pid(struct real *r, pid_t pid);
 

@@ -81,7 +81,7 @@ for line in open(sys.argv[3]):
     v = int(m.group(1).replace(",", ""))
     if m.group(2) == "PROGRAM":
         tot = v
-    elif m.group(2).endswith(":thread_init"):
+    elif m.group(2).endswith("thread_init"):
         tk = max(tk, v)
 p = max(r["summary"]["periods"], 1)
 print("%8d %6d %8d %14d %14d %20.0f" % (n, len(r["threads"]), p, tot, tk, (tot - tk) / p / n))

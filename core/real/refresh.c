@@ -1,0 +1,516 @@
+/*
+ * numalot: the real node's refresh (realmachine.c's threads, threads_of and
+ * read_ahead): which threads the managed processes have, read from /proc
+ * and their counters as cheaply as each allows (docs/real-node.md, "Cost"),
+ * and the children they started.
+ */
+#include "real_priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "util.h"
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct rthread *x = a, *y = b;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static struct rthread *find_in(struct rthread *th, size_t n, pid_t tid)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (th[mid].tid == tid)
+			return &th[mid];
+		if (th[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* The pids of the processes under refresh, for a quick lookup. */
+struct pid_set {
+	int *slot;
+	size_t mask;
+};
+
+static int pid_set_init(struct pid_set *ps, const struct real *r)
+{
+	size_t n = 0, cap = 16;
+	for (size_t i = 0; i < r->nprocs; i++)
+		n += r->procs[i].refresh != 0;
+	while (cap < 2 * n)
+		cap *= 2;
+	ps->slot = calloc(cap, sizeof(int));
+	ps->mask = cap - 1;
+	if (!ps->slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		if (!r->procs[i].refresh)
+			continue;
+		size_t h =
+			(size_t)r->procs[i].info.pid * 2654435761u & ps->mask;
+		while (ps->slot[h] && ps->slot[h] != r->procs[i].info.pid)
+			h = (h + 1) & ps->mask;
+		ps->slot[h] = r->procs[i].info.pid;
+	}
+	return 0;
+}
+
+static int pid_set_has(const struct pid_set *ps, int pid)
+{
+	size_t h = (size_t)pid * 2654435761u & ps->mask;
+	while (ps->slot[h]) {
+		if (ps->slot[h] == pid)
+			return 1;
+		h = (h + 1) & ps->mask;
+	}
+	return 0;
+}
+
+/* Every thread's children file is read at most this often (the main
+ * thread's every refresh): most programs fork from their main thread. */
+#define CHILDREN_SCAN_S 2.0
+/* A process of more threads than this has them read in turns, a share
+ * each refresh, so that no refresh of it reads them all (docs/real-node.md,
+ * "Cost"). */
+#define CHILDREN_TURN_THREADS 1024
+
+/* Keep every known thread of pid (its task list could not be read now:
+ * out of descriptors or memory is not the kernel saying it is gone). */
+static void keep_threads_of(struct real *r, pid_t pid, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (r->th[i].pid == pid)
+			r->th[i].gen = r->gen;
+}
+
+/* An idle counted thread's stat is read at least every this many
+ * refreshes: the tid of an ended one may have been reused. */
+#define STAT_RECHECK 8
+/* A process's task list is read in full at least every this many
+ * refreshes (known_tasks). */
+#define LIST_RECHECK 8
+
+/* Below this share of a CPU since the last read a thread counts as idle
+ * here: where it last ran is not read again but in turns (below the
+ * policies' default idle_share, 0.05, so that every thread they treat as
+ * busy has its CPU read; with idle_share set below this, a thread in
+ * between may keep a CPU up to STAT_RECHECK periods old). */
+#define STAT_IDLE_SHARE 0.02
+
+/*
+ * Can this counted thread's stat read be left out this refresh? Its
+ * software events, read now for the period's sample (not read again
+ * then), tell: a thread that ran since the last read and did not change
+ * CPU is alive (the events follow its task, not its tid) and on the CPU
+ * we know; one that did not run did not move either, and one that ran
+ * less than STAT_IDLE_SHARE of a CPU is idle to the policies whatever CPU
+ * it woke on: both are read in turns, so that a tid reused by a new
+ * thread of the process is seen within STAT_RECHECK refreshes. The main
+ * thread is always read (its name after an exec, its state), and so is
+ * one whose CPU is unknown (docs/real-node.md, "Cost").
+ */
+static int stat_unchanged(struct real *r, struct rthread *t)
+{
+	double share = 0;
+	int migrated = 1;
+
+	if (!t->ctr || t->stat_fd < 0 || !t->start || t->cpu < 0 ||
+	    t->tid == t->pid)
+		return 0;
+	if (nl_counters_peek(t->ctr, &share, &migrated) < 0)
+		return 0;
+	if (migrated && share >= STAT_IDLE_SHARE)
+		return 0;
+	if (!migrated && share > 0)
+		return 1;
+	return ((unsigned)t->tid + r->gen) % STAT_RECHECK != 0;
+}
+
+/* The stat read ahead for t (r_read_ahead), taken once: 1 if there was. */
+static int ahead_take(struct rthread *t, struct nl_task_stat *st)
+{
+	int had = t->ahead > 0;
+
+	t->ahead = 0;
+	if (!had)
+		return 0;
+	memset(st, 0, sizeof(*st)); /* no name: never a main thread */
+	st->state = t->ahead_state;
+	st->processor = t->ahead_processor;
+	st->starttime = t->ahead_start;
+	st->utime_ticks = t->ahead_ticks;
+	return 1;
+}
+
+/* tid's stat for this refresh: read ahead, from its open file, or now. */
+static int thread_stat(struct rthread *t, pid_t pid, pid_t tid,
+		       struct nl_task_stat *st)
+{
+	int rc;
+
+	if (t && ahead_take(t, st))
+		return 0;
+	rc = t && t->stat_fd >= 0 ? nl_proc_pread_stat(t->stat_fd, st) : -EBADF;
+	if (rc == -ESRCH && t) /* that thread ended: its tid reused */
+		st->starttime = 0;
+	if (rc < 0)
+		rc = nl_proc_read_stat(pid, tid, st);
+	return rc;
+}
+
+/* Read one process's threads; new ones are appended past nsorted. */
+/*
+ * The process's threads as numalot knows them (of the first nsorted of
+ * r->th), when the kernel counts as many and the last full listing is
+ * recent: 1 and *tids (malloc'd); else 0 (list them). A thread that ended
+ * while another started is seen at the next full listing, within
+ * LIST_RECHECK refreshes; the ended one's stat read fails before then
+ * (stat_unchanged reads it in turns), and every bind checks the start
+ * time (docs/real-node.md, "Cost").
+ */
+static int known_tasks(struct real *r, struct rproc *p, size_t nsorted,
+		       pid_t **tids, size_t *nt)
+{
+	size_t known = 0, k = 0;
+	long count;
+
+	if (r->gen - p->listed_gen >= LIST_RECHECK)
+		return 0;
+	for (size_t i = 0; i < nsorted; i++)
+		known += r->th[i].pid == p->info.pid && r->th[i].start;
+	if (known == 0 || (count = nl_proc_count_tasks(p->info.pid)) < 0 ||
+	    (size_t)count != known)
+		return 0;
+	*tids = malloc(known * sizeof(**tids));
+	if (!*tids)
+		return 0;
+	for (size_t i = 0; i < nsorted; i++)
+		if (r->th[i].pid == p->info.pid && r->th[i].start)
+			(*tids)[k++] = r->th[i].tid;
+	*nt = k;
+	return 1;
+}
+
+static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
+{
+	pid_t *tids;
+	size_t nt;
+	int rc = 0;
+
+	if (!known_tasks(r, p, nsorted, &tids, &nt)) {
+		rc = nl_proc_list_tasks(p->info.pid, &tids, &nt);
+		p->listed_gen = r->gen;
+	}
+
+	if (rc < 0) {
+		if (rc != -ESRCH)
+			keep_threads_of(r, p->info.pid, nsorted);
+		return 0;
+	}
+	for (size_t k = 0; k < nt; k++) {
+		struct nl_task_stat st;
+		struct rthread *t = find_in(r->th, nsorted, tids[k]);
+		if (t && stat_unchanged(r, t)) {
+			t->gen = r->gen; /* its CPU as it was */
+			continue;
+		}
+		double c0 = t ? 0 : nl_thread_cpu_s();
+		rc = thread_stat(t, p->info.pid, tids[k], &st);
+		if (!t) /* a new thread's first read: its taking over */
+			r->takeover_s += nl_thread_cpu_s() - c0;
+		if (rc < 0 && rc != -ESRCH && t && t->start) {
+			t->gen = r->gen; /* could not read it now: keep it */
+			continue;
+		}
+		if (rc < 0 || st.state == 'Z' || st.state == 'X')
+			continue;
+		if (tids[k] == p->info.pid) /* after exec: its name */
+			snprintf(p->info.name, sizeof(p->info.name), "%s",
+				 st.comm);
+		if (t && t->start != st.starttime) {
+			/* A reused tid: the old thread is gone. */
+			nl_real_thread_drop(r, t);
+			if (nl_real_thread_init(r, p, t, tids[k], &st) < 0) {
+				nl_real_thread_drop(r, t);
+				t->start = 0; /* dropped below */
+				continue;
+			}
+		} else if (!t) {
+			if (r->nth == r->capth) {
+				size_t cap = r->capth ? r->capth * 2 : 64;
+				struct rthread *n2 =
+					realloc(r->th, cap * sizeof(*n2));
+				if (!n2) {
+					free(tids);
+					return -ENOMEM;
+				}
+				r->th = n2;
+				r->capth = cap;
+			}
+			t = &r->th[r->nth];
+			if (nl_real_thread_init(r, p, t, tids[k], &st) < 0) {
+				nl_real_thread_drop(r, t);
+				continue;
+			}
+			r->nth++;
+		}
+		t->cpu = nl_topology_cpu_from_os(r->m.topo, st.processor);
+		t->ticks = st.utime_ticks + st.stime_ticks;
+		t->gen = r->gen;
+	}
+	free(tids);
+	p->nthreads = nt;
+	return 0;
+}
+
+/* Mark the processes to refresh: those in pids, or all (pids NULL). */
+static int mark_refresh(struct real *r, const int *pids, size_t npids)
+{
+	int *sorted = NULL;
+
+	if (pids) {
+		sorted = malloc(sizeof(int) * (npids + 1));
+		if (!sorted)
+			return -ENOMEM;
+		memcpy(sorted, pids, sizeof(int) * npids);
+		qsort(sorted, npids, sizeof(int), cmp_int);
+	}
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = &r->procs[i];
+		p->refresh = !pids || bsearch(&p->info.pid, sorted, npids,
+					      sizeof(int), cmp_int);
+	}
+	free(sorted);
+	return 0;
+}
+
+/* Manage the children the refreshed processes started (their threads
+ * are refreshed with theirs). */
+static void follow_children(struct real *r, double now)
+{
+	size_t nprocs = r->nprocs;
+
+	for (size_t i = 0; i < nprocs; i++) {
+		struct rproc *p = &r->procs[i];
+		if (!p->refresh || p->info.end_s >= 0)
+			continue;
+		if (p->children_ahead) { /* read ahead: r_read_ahead */
+			p->children_ahead = 0;
+			continue;
+		}
+		if (nl_real_add_children_turn(r, p, now, CHILDREN_SCAN_S,
+					      CHILDREN_TURN_THREADS) == 0)
+			continue;
+		int all = now - p->children_t >= CHILDREN_SCAN_S;
+		if (all)
+			p->children_t = now;
+		nl_real_add_children(r, p, all);
+	}
+	for (size_t i = nprocs; i < r->nprocs; i++)
+		r->procs[i].refresh = 1; /* children found just now */
+}
+
+/* Forget the refreshed processes' threads that are gone; keep the others'
+ * as they were. The array keeps its order. */
+static int drop_gone(struct real *r)
+{
+	struct pid_set set;
+	size_t j = 0;
+
+	if (pid_set_init(&set, r) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nth; i++) {
+		struct rthread *t = &r->th[i];
+		if (t->gen != r->gen && t->start &&
+		    !pid_set_has(&set, t->pid)) {
+			r->th[j++] = *t; /* not refreshed: as it was */
+			continue;
+		}
+		if (t->gen != r->gen) {
+			/* Letting an ended thread go (its descriptors): once
+			 * a thread, like taking it over, kept apart from the
+			 * periods' cost. */
+			double c0 = nl_thread_cpu_s();
+			nl_real_thread_drop(r, t);
+			r->release_s += nl_thread_cpu_s() - c0;
+			r->released++;
+			continue;
+		}
+		r->th[j++] = *t;
+	}
+	free(set.slot);
+	r->nth = j;
+
+	return 0;
+}
+
+/* The refreshed threads, in tid order, as the machine interface has them. */
+static int hand_out(struct real *r, const struct nl_thread_info **out,
+		    size_t *n)
+{
+	size_t j = 0;
+
+	if (r->nth > r->capout) {
+		struct nl_thread_info *o = realloc(r->out, r->nth * sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		r->out = o;
+		r->capout = r->nth;
+	}
+	for (size_t i = 0; i < r->nth; i++)
+		if (r->th[i].gen == r->gen)
+			r->out[j++] = (struct nl_thread_info){
+				.tid = r->th[i].tid,
+				.pid = r->th[i].pid,
+				.start_time = r->th[i].start,
+				.cpu = r->th[i].cpu,
+				.allowed = r->th[i].allowed,
+				.affinity = r->th[i].affinity,
+			};
+	*out = r->out;
+	*n = j;
+	return 0;
+}
+
+/*
+ * Refresh the threads of the managed processes (pids == NULL: all of
+ * them; else those in pids and the children they start) and hand out the
+ * refreshed ones, sorted by tid. New threads are appended past the sorted
+ * ones, and the array sorted again only when there are some.
+ */
+static int refresh(struct real *r, const int *pids, size_t npids,
+		   const struct nl_thread_info **out, size_t *n)
+{
+	double now = nl_mono_s();
+	size_t nsorted;
+	int rc = mark_refresh(r, pids, npids);
+
+	if (rc < 0)
+		return rc;
+	r->gen++;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		r->procs[i].refresh |= r->procs[i].found_ahead;
+		r->procs[i].found_ahead = 0;
+	}
+	nl_real_note_ends_some(r);
+	if (r->o.follow_children)
+		follow_children(r, now);
+	nsorted = r->nth;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = &r->procs[i];
+		if (!p->refresh)
+			continue;
+		if (p->pending && p->info.end_s < 0)
+			nl_real_check_pending(r, p);
+		if (p->info.end_s >= 0 || p->pending)
+			continue;
+		rc = refresh_proc(r, p, nsorted);
+		if (rc < 0)
+			return rc;
+	}
+	int appended = r->nth > nsorted;
+	rc = drop_gone(r);
+	if (rc < 0)
+		return rc;
+	if (appended)
+		qsort(r->th, r->nth, sizeof(*r->th), cmp_thread);
+	return hand_out(r, out, n);
+}
+
+int nl_real_threads(struct nl_machine *m, const struct nl_thread_info **out,
+		    size_t *n)
+{
+	return refresh(R(m), NULL, 0, out, n);
+}
+
+int nl_real_threads_of(struct nl_machine *m, const int *pids, size_t npids,
+		       const struct nl_thread_info **out, size_t *n)
+{
+	return refresh(R(m), pids, npids, out, n);
+}
+
+/* Would the next refresh open, read and close this thread's stat (a
+ * known thread without counters, not its process's main thread)? */
+static int reads_ahead(const struct rthread *t)
+{
+	return !t->ctr && t->start && t->tid != t->pid && !t->ahead;
+}
+
+/*
+ * A big process's share of children files (nl_real_add_children_turn),
+ * read ahead in a call of its own: its refresh does not read them again,
+ * and the children found are refreshed with it. 1 if one was read.
+ */
+static int children_ahead(struct real *r, double now)
+{
+	size_t nprocs = r->nprocs;
+
+	for (size_t i = 0; i < nprocs; i++) {
+		struct rproc *p = &r->procs[i];
+		if (!p->refresh || p->info.end_s >= 0 || p->pending ||
+		    p->children_ahead ||
+		    nl_real_add_children_turn(r, p, now, CHILDREN_SCAN_S,
+					      CHILDREN_TURN_THREADS) != 0)
+			continue;
+		r->procs[i].children_ahead = 1; /* p may have moved */
+		for (size_t k = nprocs; k < r->nprocs; k++)
+			r->procs[k].found_ahead = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Read ahead, for the next refresh of these processes, the stat of at
+ * most max of their threads that it would read by open, read and close:
+ * those past the counter budget, the costly ones; first, in a call of
+ * its own, a big process's share of children files (docs/protocol.md,
+ * "Cost"). 1 while some are left, else 0.
+ */
+int nl_real_read_ahead(struct nl_machine *m, const int *pids, size_t npids,
+		       size_t max)
+{
+	struct real *r = R(m);
+	struct pid_set set;
+	size_t done = 0;
+	int rc = mark_refresh(r, pids, npids);
+
+	if (rc < 0 || pid_set_init(&set, r) < 0)
+		return rc < 0 ? rc : -ENOMEM;
+	if (children_ahead(r, nl_mono_s()))
+		rc = 1; /* a slice of its own */
+	for (size_t i = 0; i < r->nth && rc == 0; i++) {
+		struct rthread *t = &r->th[i];
+		struct nl_task_stat st;
+		if (!reads_ahead(t) || !pid_set_has(&set, t->pid))
+			continue;
+		if (done++ == max) {
+			rc = 1;
+			break;
+		}
+		t->ahead = nl_proc_read_stat(t->pid, t->tid, &st) < 0 ? -1 : 1;
+		if (t->ahead < 0)
+			continue;
+		t->ahead_state = st.state;
+		t->ahead_processor = st.processor;
+		t->ahead_start = st.starttime;
+		t->ahead_ticks = st.utime_ticks + st.stime_ticks;
+	}
+	free(set.slot);
+	return rc;
+}
