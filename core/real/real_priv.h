@@ -1,4 +1,5 @@
-/* numalot: the real node's machine, private parts (realmachine.c, procs.c). */
+/* numalot: the real node's machine, private parts (realmachine.c,
+ * refresh.c, procs.c, move_pages.c). */
 #ifndef NUMALOT_REAL_PRIV_H
 #define NUMALOT_REAL_PRIV_H
 
