@@ -11,9 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Domains due within this much of now step together. */
-#define DUE_SLACK_S 1e-6
-
 int nl_engine_create(struct nl_machine *m, struct nl_engine **out)
 {
 	struct nl_engine *e = calloc(1, sizeof(*e));
@@ -21,7 +18,7 @@ int nl_engine_create(struct nl_machine *m, struct nl_engine **out)
 	if (!e)
 		return -ENOMEM;
 	e->m = m;
-	e->due_slack_s = DUE_SLACK_S;
+	e->due_slack_s = NL_DUE_SLACK_S;
 	e->start_s = m->ops->now(m);
 	nl_plan_init(&e->plan);
 	*out = e;
@@ -179,7 +176,7 @@ static int adopt(struct nl_engine *e, int pid)
 	return -1;
 }
 
-static int cmp_int(const void *a, const void *b)
+int nl_engine_cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
 	return (x > y) - (x < y);
@@ -206,10 +203,10 @@ static void forget_ended(struct nl_engine *e)
 		goto out;
 	for (size_t i = 0; i < nd; i++)
 		ids[i] = e->domains[i].id;
-	qsort(ids, nd, sizeof(int), cmp_int);
+	qsort(ids, nd, sizeof(int), nl_engine_cmp_int);
 	for (size_t i = 0; i < e->nall; i++) {
 		int *k = bsearch(&e->all[i]->domain, ids, nd, sizeof(int),
-				 cmp_int);
+				 nl_engine_cmp_int);
 		if (k && !e->all[i]->alive)
 			count[k - ids]++;
 	}
@@ -217,7 +214,7 @@ static void forget_ended(struct nl_engine *e)
 		struct ethread *t = e->all[i];
 		int *k = t->alive ? NULL
 				  : bsearch(&t->domain, ids, nd, sizeof(int),
-					    cmp_int);
+					    nl_engine_cmp_int);
 		if (k && count[k - ids] > NL_MAX_ENDED_THREADS) {
 			struct edomain *d = nl_engine_domain(e, t->domain);
 			if (d)
@@ -280,7 +277,7 @@ static int merge_threads(struct nl_engine *e, struct ethread **old, size_t nold,
 }
 
 /* Step 1: merge the machine's thread list into ours (both sorted by tid). */
-static int refresh_threads(struct nl_engine *e)
+int nl_engine_refresh_threads(struct nl_engine *e)
 {
 	const struct nl_thread_info *ti;
 	size_t n, nl = 0;
@@ -306,13 +303,13 @@ static int refresh_threads(struct nl_engine *e)
 
 /* The processes of the due domains (ids sorted) into pids (room for
  * nprocs); returns how many. */
-static size_t due_pids(const struct nl_engine *e, const int *due, size_t ndue,
-		       int *pids)
+size_t nl_engine_due_pids(const struct nl_engine *e, const int *due,
+			  size_t ndue, int *pids)
 {
 	size_t np = 0;
 	for (size_t i = 0; i < e->nprocs; i++)
 		if (bsearch(&e->procs[i].domain, due, ndue, sizeof(int),
-			    cmp_int))
+			    nl_engine_cmp_int))
 			pids[np++] = e->procs[i].pid;
 	return np;
 }
@@ -323,8 +320,8 @@ static size_t due_pids(const struct nl_engine *e, const int *due, size_t ndue,
  * touched, so that many steps cost each only their own threads. The
  * refreshed threads go to *fresh (sorted by tid) for sampling.
  */
-static int refresh_due(struct nl_engine *e, const int *due, size_t ndue,
-		       struct ethread ***fresh, size_t *nfresh)
+int nl_engine_refresh_due(struct nl_engine *e, const int *due, size_t ndue,
+			  struct ethread ***fresh, size_t *nfresh)
 {
 	const struct nl_thread_info *ti;
 	size_t n, np = 0, nold = 0, nkeep = 0, nnew = 0, k = 0, f = 0;
@@ -336,13 +333,14 @@ static int refresh_due(struct nl_engine *e, const int *due, size_t ndue,
 
 	if (!pids || !old || !keep)
 		goto out;
-	np = due_pids(e, due, ndue, pids);
+	np = nl_engine_due_pids(e, due, ndue, pids);
 	rc = e->m->ops->threads_of(e->m, pids, np, &ti, &n);
 	if (rc < 0)
 		goto out;
 	for (size_t i = 0; i < e->nlive; i++) {
 		struct ethread *t = e->live[i];
-		if (bsearch(&t->domain, due, ndue, sizeof(int), cmp_int))
+		if (bsearch(&t->domain, due, ndue, sizeof(int),
+			    nl_engine_cmp_int))
 			old[nold++] = t;
 		else
 			keep[nkeep++] = t;
@@ -385,7 +383,8 @@ out:
 }
 
 /* Step 2: add each thread's counters since the last wake. */
-static void sample_threads(struct nl_engine *e, struct ethread **th, size_t n)
+void nl_engine_sample_threads(struct nl_engine *e, struct ethread **th,
+			      size_t n)
 {
 	const struct nl_topology *topo = e->m->topo;
 	for (size_t i = 0; i < n; i++) {
@@ -410,7 +409,7 @@ static void sample_threads(struct nl_engine *e, struct ethread **th, size_t n)
  * policy's data node, page_shares), so that the report never changes what
  * a machine that caches its /proc readings (realmachine.c) tells the
  * policy; on a machine that measures node access the policy rarely asks,
- * and read_pages reads them after each step of a domain.
+ * and nl_engine_read_pages reads them after each step of a domain.
  */
 static void note_pages(struct nl_engine *e, int pid, const double *pages)
 {
@@ -434,7 +433,7 @@ static void note_pages(struct nl_engine *e, int pid, const double *pages)
 	p->pages_read = 1;
 }
 
-static void read_pages(struct nl_engine *e, const struct edomain *d)
+void nl_engine_read_pages(struct nl_engine *e, const struct edomain *d)
 {
 	if (!e->m->ops->node_pages || !(e->m->measured & NL_M_NODE_ACCESS))
 		return;
@@ -689,7 +688,7 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 }
 
 /* Steps 3-6 for one domain. */
-/* Room for n + 1 threads in step_domain's arrays: every period needs
+/* Room for n + 1 threads in nl_engine_step_domain's arrays: every period needs
  * them, so they are kept rather than allocated each time. */
 static int scratch_reserve(struct nl_engine *e, size_t n)
 {
@@ -734,8 +733,8 @@ static int mem_bound(const struct nl_engine *e, int pid)
  * every thread of the node (where the other jobs' threads are), except
  * monitor, which looks at none: a step costs by its own threads then.
  */
-static int step_domain(struct nl_engine *e, struct edomain *d, double now,
-		       struct ethread *const *mine, size_t nmine)
+int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
+			  struct ethread *const *mine, size_t nmine)
 {
 	size_t n = d->kind == NL_POLICY_MONITOR ? 0 : e->nlive;
 	int rc = scratch_reserve(e, n > nmine ? n : nmine);
@@ -818,248 +817,6 @@ static int step_domain(struct nl_engine *e, struct edomain *d, double now,
 	d->next_due_s = now + (e->plan.next_period_s > 0 ? e->plan.next_period_s
 							 : d->params.period_s);
 	return rc;
-}
-
-void nl_engine_set_due_slack(struct nl_engine *e, double seconds)
-{
-	e->due_slack_s = seconds > DUE_SLACK_S ? seconds : DUE_SLACK_S;
-}
-
-double nl_engine_next_due(const struct nl_engine *e)
-{
-	double t = INFINITY;
-	for (size_t i = 0; i < e->ndomains; i++)
-		if (e->domains[i].next_due_s < t)
-			t = e->domains[i].next_due_s;
-	return t;
-}
-
-/*
- * Due domains are stepped a batch at a time, the longest overdue first, up
- * to about this many threads: the rest stay due for the next call, so that
- * the agent answers its socket in between whatever the load
- * (docs/protocol.md).
- */
-#define DUE_BATCH_THREADS 1024
-
-struct due_domain {
-	int id;
-	double due_s;
-	size_t threads;
-};
-
-static int cmp_due(const void *a, const void *b)
-{
-	const struct due_domain *x = a, *y = b;
-	return (x->due_s > y->due_s) - (x->due_s < y->due_s);
-}
-
-/*
- * Choose the batch: the due domains, the longest overdue first, up to
- * about DUE_BATCH_THREADS threads (at least one domain). Their ids go to
- * due (sorted, room for ndomains), their live threads to *threads (counted
- * when the machine can read some processes only). Returns how many.
- */
-static size_t pick_batch(struct nl_engine *e, double now, int *due,
-			 struct due_domain *dd, size_t *threads)
-{
-	size_t nd = 0, ndue = 0;
-
-	*threads = 0;
-	for (size_t i = 0; i < e->ndomains; i++)
-		if (e->domains[i].next_due_s <= now + e->due_slack_s)
-			dd[nd++] = (struct due_domain){
-				e->domains[i].id, e->domains[i].next_due_s,
-				e->domains[i].threads_seen};
-	/* The longest overdue first; each with the threads it had at its
-	 * last step (a pass over the node's threads a call would cost more
-	 * than the batch, with hundreds of steps). */
-	if (e->m->ops->threads_of && (nd > 1 || e->m->ops->read_ahead))
-		qsort(dd, nd, sizeof(*dd), cmp_due);
-	for (size_t i = 0; i < nd; i++) {
-		if (ndue && *threads + dd[i].threads > DUE_BATCH_THREADS)
-			break;
-		*threads += dd[i].threads;
-		due[ndue++] = dd[i].id;
-	}
-	qsort(due, ndue, sizeof(int), cmp_int);
-	return ndue;
-}
-
-/*
- * A batch of more than DUE_BATCH_THREADS threads (one big domain) is read
- * in slices of that many, one a call, where the machine can read ahead:
- * 1 while some are left (the batch stays due; the agent serves its socket
- * and calls again), else 0; its policy runs once all are read
- * (docs/protocol.md, "Cost").
- */
-static int read_slice(struct nl_engine *e, const int *due, size_t ndue,
-		      size_t threads)
-{
-	int *pids, rc;
-
-	if (!e->m->ops->read_ahead || !e->m->ops->threads_of ||
-	    threads <= DUE_BATCH_THREADS)
-		return 0;
-	pids = malloc(sizeof(int) * (e->nprocs + 1));
-	if (!pids)
-		return 0; /* read in one go */
-	rc = e->m->ops->read_ahead(e->m, pids, due_pids(e, due, ndue, pids),
-				   DUE_BATCH_THREADS);
-	free(pids);
-	return rc > 0;
-}
-
-/* A big domain's first slice of a period: its period's time. */
-static void slicing_begins(struct nl_engine *e, int domain, double now)
-{
-	if (e->slicing.on && e->slicing.domain == domain)
-		return;
-	e->slicing.on = 1;
-	e->slicing.domain = domain;
-	e->slicing.since_s = now;
-}
-
-/*
- * The time of the period about to be stepped: that of its first slice
- * when its reading began in an earlier call (so that slices do not
- * stretch the period), else now. A big batch is one domain.
- */
-static double slicing_ends(struct nl_engine *e, const int *due, size_t ndue,
-			   double now)
-{
-	const struct edomain *d =
-		ndue == 1 ? nl_engine_domain(e, due[0]) : NULL;
-	double t = now;
-
-	if (e->slicing.on && d && e->slicing.domain == d->id &&
-	    e->slicing.since_s >= d->next_due_s - e->due_slack_s &&
-	    e->slicing.since_s <= now)
-		t = e->slicing.since_s;
-	e->slicing.on = 0;
-	return t;
-}
-
-/*
- * The threads th (in tid order) of the due domains (due, sorted), grouped
- * by domain: those of due[k] are (*by)[(*first)[k] .. (*first)[k + 1]), in
- * tid order. One pass, so that each domain's step costs by its own threads.
- */
-static int by_domain(const struct nl_engine *e, const int *due, size_t ndue,
-		     struct ethread *const *th, size_t n, struct ethread ***by,
-		     size_t **first)
-{
-	size_t *at = calloc(ndue + 1, sizeof(*at));
-	struct ethread **b = malloc(sizeof(*b) * (n + 1));
-	(void)e;
-
-	if (!at || !b) {
-		free(at);
-		free(b);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const int *k = bsearch(&th[i]->domain, due, ndue, sizeof(int),
-				       cmp_int);
-		if (k)
-			at[k - due + 1]++;
-	}
-	for (size_t k = 0; k < ndue; k++)
-		at[k + 1] += at[k];
-	size_t *fill = malloc(sizeof(*fill) * (ndue + 1));
-	if (!fill) {
-		free(at);
-		free(b);
-		return -ENOMEM;
-	}
-	memcpy(fill, at, sizeof(*fill) * (ndue + 1));
-	for (size_t i = 0; i < n; i++) {
-		const int *k = bsearch(&th[i]->domain, due, ndue, sizeof(int),
-				       cmp_int);
-		if (k)
-			b[fill[k - due]++] = th[i];
-	}
-	free(fill);
-	*by = b;
-	*first = at;
-	return 0;
-}
-
-double nl_engine_step_due(struct nl_engine *e)
-{
-	double now = e->m->ops->now(e->m);
-	int *due = malloc(sizeof(int) * (e->ndomains + 1));
-	struct due_domain *dd = calloc(e->ndomains + 1, sizeof(*dd));
-	struct ethread **fresh = NULL;
-	size_t ndue = 0, nfresh = 0, threads = 0;
-	int rc;
-
-	if (!due || !dd) {
-		free(due);
-		free(dd);
-		return -ENOMEM;
-	}
-	ndue = pick_batch(e, now, due, dd, &threads);
-	free(dd);
-	if (read_slice(e, due, ndue, threads)) {
-		slicing_begins(e, due[0], now);
-		free(due);
-		return now; /* the next slice, once the socket is served */
-	}
-	now = slicing_ends(e, due, ndue, now);
-	if (e->m->ops->threads_of && ndue < e->ndomains) {
-		/* Only what is due is read (docs/architecture.md). */
-		rc = refresh_due(e, due, ndue, &fresh, &nfresh);
-		if (rc == 0)
-			sample_threads(e, fresh, nfresh);
-	} else {
-		rc = refresh_threads(e);
-		if (rc == 0)
-			sample_threads(e, e->live, e->nlive);
-	}
-	struct ethread **by = NULL;
-	size_t *first = NULL;
-	if (rc == 0)
-		rc = by_domain(e, due, ndue, fresh ? fresh : e->live,
-			       fresh ? nfresh : e->nlive, &by, &first);
-	for (size_t i = 0; rc == 0 && i < e->ndomains; i++) {
-		struct edomain *d = &e->domains[i];
-		int *k = bsearch(&d->id, due, ndue, sizeof(int), cmp_int);
-		if (!k)
-			continue;
-		size_t at = first[k - due];
-		rc = step_domain(e, d, now, by + at, first[k - due + 1] - at);
-		if (rc == 0)
-			read_pages(e, d);
-	}
-	free(by);
-	free(first);
-	free(fresh);
-	free(due);
-	return rc < 0 ? rc : nl_engine_next_due(e);
-}
-
-int nl_engine_run(struct nl_engine *e)
-{
-	int more = 1;
-
-	if (e->ndomains == 0)
-		return -EINVAL;
-	while (more > 0) {
-		double due = nl_engine_step_due(e);
-		if (due < 0)
-			return (int)due;
-		double wait = due - e->m->ops->now(e->m);
-		more = e->m->ops->wait(e->m, wait > 0 ? wait : 0);
-	}
-	if (more == 0) {
-		/* A last look, so the journal sees how everything ended. */
-		int rc = refresh_threads(e);
-		if (rc == 0)
-			sample_threads(e, e->live, e->nlive);
-	}
-	nl_engine_release(e, -1);
-	return more < 0 ? more : 0;
 }
 
 void nl_engine_release(struct nl_engine *e, int domain)

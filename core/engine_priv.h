@@ -146,4 +146,26 @@ int nl_engine_journal(struct edomain *d, const struct nl_action *a, double t_s,
 /* Page placement for the processes of d, after its thread moves. */
 int nl_engine_pages_step(struct nl_engine *e, struct edomain *d, double now);
 
+/* Domains due within this much of now step together (at the least). */
+#define NL_DUE_SLACK_S 1e-6
+
+/* engine.c, for engine_due.c: one period's parts. */
+int nl_engine_cmp_int(const void *a, const void *b);
+/* The machine's threads of every domain, merged into the engine's. */
+int nl_engine_refresh_threads(struct nl_engine *e);
+/* The processes of the due domains (due sorted): their pids in pids. */
+size_t nl_engine_due_pids(const struct nl_engine *e, const int *due,
+			  size_t ndue, int *pids);
+/* The due domains' threads only; *fresh (malloc'd) gets them, by tid. */
+int nl_engine_refresh_due(struct nl_engine *e, const int *due, size_t ndue,
+			  struct ethread ***fresh, size_t *nfresh);
+/* Each thread's counters since the last wake. */
+void nl_engine_sample_threads(struct nl_engine *e, struct ethread **th,
+			      size_t n);
+/* Domain d's step; mine are its live threads, in tid order. */
+int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
+			  struct ethread *const *mine, size_t nmine);
+/* Keep a reading of d's processes' pages for the report. */
+void nl_engine_read_pages(struct nl_engine *e, const struct edomain *d);
+
 #endif
