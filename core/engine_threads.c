@@ -1,0 +1,312 @@
+/*
+ * numalot: the engine's threads (docs/architecture.md): the machine's
+ * thread list merged into the engine's, each thread's counters added up,
+ * ended threads forgotten.
+ */
+#include "engine_priv.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int domain_of_pid(const struct nl_engine *e, int pid)
+{
+	for (size_t i = 0; i < e->nprocs; i++)
+		if (e->procs[i].pid == pid)
+			return e->procs[i].domain;
+	return -1;
+}
+
+static struct ethread *thread_new(struct nl_engine *e,
+				  const struct nl_thread_info *ti, int domain)
+{
+	struct edomain *d = nl_engine_domain(e, domain);
+	/* The limit: the allocation, or the thread's own binding when the
+	 * domain keeps bindings (docs/algorithms.md). */
+	hwloc_const_bitmap_t limit =
+		d && d->params.keep_bindings && ti->affinity ? ti->affinity
+							     : ti->allowed;
+	struct ethread *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	if (e->nall == e->capall) {
+		size_t cap = e->capall ? e->capall * 2 : 64;
+		struct ethread **n = realloc(e->all, cap * sizeof(*n));
+		if (!n) {
+			free(t);
+			return NULL;
+		}
+		e->all = n;
+		e->capall = cap;
+	}
+	t->allowed = hwloc_bitmap_dup(limit);
+	if (!t->allowed) {
+		free(t);
+		return NULL;
+	}
+	t->tid = ti->tid;
+	t->pid = ti->pid;
+	t->domain = domain;
+	t->start_time = ti->start_time;
+	t->cpu = ti->cpu;
+	t->alive = 1;
+	t->first_seen_s = e->m->ops->now(e->m);
+	t->preferred_node = -1;
+	t->left_node = -1;
+	t->moved_s = -1;
+	t->acc.cpu = -1;
+	nl_record_clear(&t->record);
+	e->all[e->nall++] = t;
+	return t;
+}
+
+/*
+ * A process the machine manages that the engine was not told of (a child
+ * the machine followed): it joins the domain of a process of the same job.
+ */
+static int adopt(struct nl_engine *e, int pid)
+{
+	const struct nl_process_info *p;
+	size_t n;
+	int job = -1;
+
+	if (e->m->ops->processes(e->m, &p, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n && job < 0; i++)
+		if (p[i].pid == pid)
+			job = p[i].job;
+	for (size_t i = 0; i < n && job >= 0; i++) {
+		int d = p[i].job == job ? domain_of_pid(e, p[i].pid) : -1;
+		if (d >= 0 && nl_engine_add_process(e, pid, d) == 0)
+			return d;
+	}
+	return -1;
+}
+
+int nl_engine_cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * Forget the oldest ended threads of each domain past
+ * NL_MAX_ENDED_THREADS: a cap per domain, so that one job's churn never
+ * erases another's records (docs/architecture.md).
+ */
+static void forget_ended(struct nl_engine *e)
+{
+	size_t ended = e->nall - e->nlive, j = 0, nd = e->ndomains;
+	int *ids;
+	size_t *count;
+
+	/* No domain can be over the cap while all of them together are not;
+	 * and nothing changed since the last look if no more ended. */
+	if (ended <= NL_MAX_ENDED_THREADS || ended == e->ended_seen)
+		return;
+	ids = malloc(sizeof(int) * (nd + 1));
+	count = calloc(nd + 1, sizeof(size_t));
+	if (!ids || !count)
+		goto out;
+	for (size_t i = 0; i < nd; i++)
+		ids[i] = e->domains[i].id;
+	qsort(ids, nd, sizeof(int), nl_engine_cmp_int);
+	for (size_t i = 0; i < e->nall; i++) {
+		int *k = bsearch(&e->all[i]->domain, ids, nd, sizeof(int),
+				 nl_engine_cmp_int);
+		if (k && !e->all[i]->alive)
+			count[k - ids]++;
+	}
+	for (size_t i = 0; i < e->nall; i++) {
+		struct ethread *t = e->all[i];
+		int *k = t->alive ? NULL
+				  : bsearch(&t->domain, ids, nd, sizeof(int),
+					    nl_engine_cmp_int);
+		if (k && count[k - ids] > NL_MAX_ENDED_THREADS) {
+			struct edomain *d = nl_engine_domain(e, t->domain);
+			if (d)
+				d->threads_dropped++;
+			hwloc_bitmap_free(t->allowed);
+			free(t);
+			count[k - ids]--;
+			continue;
+		}
+		e->all[j++] = t;
+	}
+	e->nall = j;
+	e->ended_seen = e->nall - e->nlive;
+out:
+	free(ids);
+	free(count);
+}
+
+/* Merge the machine's threads ti (sorted by tid) with the engine's old
+ * (sorted by tid) into a new list (sorted). Old threads not in ti ended. */
+static int merge_threads(struct nl_engine *e, struct ethread **old, size_t nold,
+			 const struct nl_thread_info *ti, size_t n,
+			 struct ethread **live, size_t *nlive)
+{
+	size_t j = 0, nl = 0;
+	double now = e->m->ops->now(e->m);
+	for (size_t i = 0; i < n; i++) {
+		int domain = domain_of_pid(e, ti[i].pid);
+		if (domain < 0)
+			domain = adopt(e, ti[i].pid);
+		if (domain < 0)
+			continue;
+		while (j < nold && old[j]->tid < ti[i].tid)
+			old[j++]->alive = 0;
+		struct ethread *t = NULL;
+		if (j < nold && old[j]->tid == ti[i].tid) {
+			t = old[j++];
+			/* Same tid, other start time: a new thread. */
+			if (t->start_time != ti[i].start_time) {
+				t->alive = 0;
+				t = NULL;
+			}
+		}
+		if (!t) {
+			double c0 = nl_thread_cpu_s();
+			t = thread_new(e, &ti[i], domain);
+			e->takeover_cpu_s += nl_thread_cpu_s() - c0;
+		}
+		if (!t)
+			return -ENOMEM;
+		t->cpu = ti[i].cpu;
+		t->alive = 1;
+		t->last_seen_s = now;
+		live[nl++] = t;
+	}
+	while (j < nold)
+		old[j++]->alive = 0;
+	*nlive = nl;
+	return 0;
+}
+
+/* Step 1: merge the machine's thread list into ours (both sorted by tid). */
+int nl_engine_refresh_threads(struct nl_engine *e)
+{
+	const struct nl_thread_info *ti;
+	size_t n, nl = 0;
+	struct ethread **live;
+	int rc = e->m->ops->threads(e->m, &ti, &n);
+
+	if (rc < 0)
+		return rc;
+	live = malloc(sizeof(*live) * (n + 1));
+	if (!live)
+		return -ENOMEM;
+	rc = merge_threads(e, e->live, e->nlive, ti, n, live, &nl);
+	if (rc < 0) {
+		free(live);
+		return rc;
+	}
+	free(e->live);
+	e->live = live;
+	e->nlive = nl;
+	forget_ended(e);
+	return 0;
+}
+
+/* The processes of the due domains (ids sorted) into pids (room for
+ * nprocs); returns how many. */
+size_t nl_engine_due_pids(const struct nl_engine *e, const int *due,
+			  size_t ndue, int *pids)
+{
+	size_t np = 0;
+	for (size_t i = 0; i < e->nprocs; i++)
+		if (bsearch(&e->procs[i].domain, due, ndue, sizeof(int),
+			    nl_engine_cmp_int))
+			pids[np++] = e->procs[i].pid;
+	return np;
+}
+
+/*
+ * Step 1 for the due domains only (ids sorted), when the machine can
+ * refresh some processes: the others' threads are neither read nor
+ * touched, so that many steps cost each only their own threads. The
+ * refreshed threads go to *fresh (sorted by tid) for sampling.
+ */
+int nl_engine_refresh_due(struct nl_engine *e, const int *due, size_t ndue,
+			  struct ethread ***fresh, size_t *nfresh)
+{
+	const struct nl_thread_info *ti;
+	size_t n, np = 0, nold = 0, nkeep = 0, nnew = 0, k = 0, f = 0;
+	int *pids = malloc(sizeof(int) * (e->nprocs + 1));
+	struct ethread **old = malloc(sizeof(*old) * (e->nlive + 1));
+	struct ethread **keep = malloc(sizeof(*keep) * (e->nlive + 1));
+	struct ethread **live = NULL, **got = NULL;
+	int rc = -ENOMEM;
+
+	if (!pids || !old || !keep)
+		goto out;
+	np = nl_engine_due_pids(e, due, ndue, pids);
+	rc = e->m->ops->threads_of(e->m, pids, np, &ti, &n);
+	if (rc < 0)
+		goto out;
+	for (size_t i = 0; i < e->nlive; i++) {
+		struct ethread *t = e->live[i];
+		if (bsearch(&t->domain, due, ndue, sizeof(int),
+			    nl_engine_cmp_int))
+			old[nold++] = t;
+		else
+			keep[nkeep++] = t;
+	}
+	got = malloc(sizeof(*got) * (n + 1));
+	live = malloc(sizeof(*live) * (nkeep + n + 1));
+	rc = -ENOMEM;
+	if (!got || !live)
+		goto out;
+	rc = merge_threads(e, old, nold, ti, n, got, &nnew);
+	if (rc < 0)
+		goto out;
+	/* Both sorted by tid: merge. A kept thread whose tid the machine
+	 * now shows in a refreshed process has ended (a reused tid). */
+	for (size_t i = 0; i < nkeep || k < nnew;) {
+		if (k < nnew && i < nkeep && keep[i]->tid == got[k]->tid) {
+			keep[i++]->alive = 0;
+			continue;
+		}
+		if (k < nnew && (i == nkeep || got[k]->tid < keep[i]->tid))
+			live[f++] = got[k++];
+		else
+			live[f++] = keep[i++];
+	}
+	free(e->live);
+	e->live = live;
+	e->nlive = f;
+	live = NULL;
+	*fresh = got;
+	*nfresh = nnew;
+	got = NULL;
+	forget_ended(e);
+out:
+	free(pids);
+	free(old);
+	free(keep);
+	free(live);
+	free(got);
+	return rc;
+}
+
+/* Step 2: add each thread's counters since the last wake. */
+void nl_engine_sample_threads(struct nl_engine *e, struct ethread **th,
+			      size_t n)
+{
+	const struct nl_topology *topo = e->m->topo;
+	for (size_t i = 0; i < n; i++) {
+		struct ethread *t = th[i];
+		struct nl_sample s;
+		memset(&s, 0, sizeof(s));
+		s.cpu = -1;
+		if (e->m->ops->sample(e->m, t->tid, &s) < 0)
+			continue;
+		nl_sample_add(&t->acc, &s);
+		int cpu = s.cpu >= 0 ? s.cpu : t->cpu;
+		if (cpu >= 0 && cpu < topo->ncpus && topo->cpu_node[cpu] >= 0)
+			t->time_on_node[topo->cpu_node[cpu]] +=
+				(s.measured & NL_M_TASK_CLOCK) ? s.task_clock_s
+							       : s.wall_s;
+	}
+}
