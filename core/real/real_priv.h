@@ -24,6 +24,8 @@ struct rthread {
 	int stat_fd;  /* its stat file, kept open (counted), or -1 */
 	uid_t uid;    /* whose budget it counts against */
 	unsigned long long ticks, ticks_prev; /* utime+stime (no counters) */
+	int idle_reads;	 /* reads in a row that found no new CPU time */
+	int ticks_stale; /* not read this refresh: no sample (no counters) */
 	double ticks_t_prev;
 	/* Its stat, read ahead for the next refresh (read_ahead): 1 read,
 	 * -1 tried (read again then), 0 none. */

@@ -220,7 +220,11 @@ static int r_sample(struct nl_machine *m, int tid, struct nl_sample *out)
 		return -ESRCH;
 	if (!t->ctr && t->ctr_err == -EMFILE) {
 		/* Past the descriptor budget: CPU time from the last refresh's
-		 * /proc read (no descriptor of its own, no second read). */
+		 * /proc read (no descriptor of its own, no second read); none
+		 * when an idle one was not read (refresh.c, uncounted_idle):
+		 * the next sample spans its time. */
+		if (t->ticks_stale)
+			return -ENODATA;
 		double now = nl_mono_s();
 		memset(out, 0, sizeof(*out));
 		out->wall_s = now - t->ticks_t_prev;

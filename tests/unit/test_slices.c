@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <pthread.h>
@@ -669,6 +670,83 @@ static void real_node_children_of_a_thread_that_woke(void **state)
 	nl_topology_free(topo);
 }
 
+static volatile int spin_go, spin_stop;
+static volatile pid_t spin_tid;
+
+/* Idle until spin_go, then busy until spin_stop. */
+static void *late_spinner(void *arg)
+{
+	volatile double x = 1;
+	(void)arg;
+	spin_tid = (pid_t)syscall(SYS_gettid);
+	while (!spin_go)
+		usleep(2000);
+	while (!spin_stop)
+		x = x * 1.0000001;
+	return NULL;
+}
+
+/*
+ * Past the descriptor budget (no counters), an idle thread's stat is read
+ * in turns, with no sample in between: once it wakes and runs, a sample
+ * says so within a few periods, and its CPU share is not inflated by the
+ * periods it was not read (docs/real-node.md, "Cost").
+ */
+static void real_node_uncounted_idle_in_turns(void **state)
+{
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	struct nl_real_options o = {.backend = NL_BACKEND_SOFTWARE,
+				    .fallback = 1};
+	struct nl_proc_opts po = {.job = 1};
+	const struct nl_thread_info *ti;
+	struct nl_sample s;
+	pthread_t th;
+	char err[256];
+	size_t n;
+	int pid = getpid(), skipped = 0;
+	double busiest = 0, most = 0;
+	(void)state;
+	if (!(m = real_here(&o, &topo)))
+		skip();
+	nl_real_set_budget(m, 0, 0); /* nobody gets counters */
+	spin_go = spin_stop = 0;
+	spin_tid = 0;
+	assert_int_equal(pthread_create(&th, NULL, late_spinner, NULL), 0);
+	while (!spin_tid)
+		usleep(1000);
+	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
+	/* Idle for 8 periods: after two idle reads, some periods give no
+	 * sample for it. */
+	for (int r = 0; r < 8; r++) {
+		assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
+		int rc = m->ops->sample(m, spin_tid, &s);
+		if (rc == -ENODATA)
+			skipped++;
+		else
+			assert_true(rc == 0 && s.task_clock_s <= 0.02);
+		usleep(100000);
+	}
+	assert_true(skipped > 0);
+	/* Busy: seen busy within 5 periods; no share above a CPU. */
+	spin_go = 1;
+	for (int r = 0; r < 6; r++) {
+		usleep(200000);
+		assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
+		if (m->ops->sample(m, spin_tid, &s) == 0 && s.wall_s > 0) {
+			double share = s.task_clock_s / s.wall_s;
+			busiest = share > busiest ? share : busiest;
+			most = share > most ? share : most;
+		}
+	}
+	spin_stop = 1;
+	pthread_join(th, NULL);
+	assert_true(busiest > 0.1); /* seen running (more on a quiet node) */
+	assert_true(most < 1.3);    /* ticks: a little over 1 at most */
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+}
+
 /*
  * A process of more than 1,024 threads: its threads' children files are
  * read in turns, each about every 2 s, so a child started by one of them
@@ -773,6 +851,7 @@ int main(void)
 		cmocka_unit_test(real_node_lists_when_counts_change),
 		cmocka_unit_test(real_node_reads_pages_less_when_still),
 		cmocka_unit_test(real_node_children_of_a_thread_that_woke),
+		cmocka_unit_test(real_node_uncounted_idle_in_turns),
 		cmocka_unit_test(many_threads_children_in_turns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
