@@ -34,6 +34,7 @@ void nl_engine_free(struct nl_engine *e)
 	}
 	free(e->all);
 	free(e->live);
+	free(e->live_key);
 	for (size_t i = 0; i < e->ndomains; i++) {
 		nl_policy_state_free(&e->domains[i].state);
 		free(e->domains[i].events);
@@ -268,9 +269,9 @@ static struct ethread *live_thread(struct nl_engine *e, int tid)
 	size_t lo = 0, hi = e->nlive;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (e->live[mid]->tid == tid)
+		if (e->live_key[mid].tid == tid)
 			return e->live[mid];
-		if (e->live[mid]->tid < tid)
+		if (e->live_key[mid].tid < tid)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -539,8 +540,10 @@ int nl_engine_remove_domain(struct nl_engine *e, int domain)
 	nl_engine_release(e, domain);
 	j = 0;
 	for (size_t i = 0; i < e->nlive; i++)
-		if (e->live[i]->domain != domain)
+		if (e->live_key[i].domain != domain) {
+			e->live_key[j] = e->live_key[i];
 			e->live[j++] = e->live[i];
+		}
 	e->nlive = j;
 	j = 0;
 	for (size_t i = 0; i < e->nall; i++) {
@@ -580,8 +583,10 @@ int nl_engine_remove_process(struct nl_engine *e, int pid)
 		struct ethread *t = e->live[i];
 		if (t->pid == pid && t->pinned && t->alive)
 			e->m->ops->release(e->m, t->tid);
-		if (t->pid != pid)
+		if (t->pid != pid) {
+			e->live_key[j] = e->live_key[i];
 			e->live[j++] = t;
+		}
 	}
 	e->nlive = j;
 	j = 0;

@@ -98,11 +98,18 @@ struct eprocess {
 	double pages_first[NL_MAX_NODES], pages_last[NL_MAX_NODES];
 };
 
+struct live_key {
+	int tid, domain;
+};
+
 struct nl_engine {
 	struct nl_machine *m;
 	struct ethread **all; /* every thread ever taken over, in order */
 	size_t nall, capall;
 	struct ethread **live; /* alive, sorted by tid */
+	/* live[i]'s tid and domain, side by side: a pass over the node's
+	 * threads that only asks these touches no ethread (engine_threads.c) */
+	struct live_key *live_key;
 	size_t nlive;
 	struct edomain *domains;
 	size_t ndomains;
@@ -165,6 +172,11 @@ void nl_engine_sample_threads(struct nl_engine *e, struct ethread **th,
 /* Domain d's step; mine are its live threads, in tid order. */
 int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 			  struct ethread *const *mine, size_t nmine);
+/* Make live (n threads, sorted by tid; malloc'd, taken) the live list,
+ * its keys from keys when given (else from the threads). 0 or -ENOMEM
+ * (live freed). */
+int nl_engine_set_live(struct nl_engine *e, struct ethread **live, size_t n,
+		       struct live_key *keys);
 /* Keep a reading of d's processes' pages for the report. */
 void nl_engine_read_pages(struct nl_engine *e, const struct edomain *d);
 

@@ -184,6 +184,27 @@ static int merge_threads(struct nl_engine *e, struct ethread **old, size_t nold,
 	return 0;
 }
 
+int nl_engine_set_live(struct nl_engine *e, struct ethread **live, size_t n,
+		       struct live_key *keys)
+{
+	if (!keys) {
+		keys = malloc(sizeof(*keys) * (n + 1));
+		if (!keys) {
+			free(live);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < n; i++)
+			keys[i] = (struct live_key){live[i]->tid,
+						    live[i]->domain};
+	}
+	free(e->live);
+	free(e->live_key);
+	e->live = live;
+	e->live_key = keys;
+	e->nlive = n;
+	return 0;
+}
+
 /* Step 1: merge the machine's thread list into ours (both sorted by tid). */
 int nl_engine_refresh_threads(struct nl_engine *e)
 {
@@ -202,9 +223,9 @@ int nl_engine_refresh_threads(struct nl_engine *e)
 		free(live);
 		return rc;
 	}
-	free(e->live);
-	e->live = live;
-	e->nlive = nl;
+	rc = nl_engine_set_live(e, live, nl, NULL);
+	if (rc < 0)
+		return rc;
 	forget_ended(e);
 	return 0;
 }
@@ -235,8 +256,9 @@ int nl_engine_refresh_due(struct nl_engine *e, const int *due, size_t ndue,
 	size_t n, np = 0, nold = 0, nkeep = 0, nnew = 0, k = 0, f = 0;
 	int *pids = malloc(sizeof(int) * (e->nprocs + 1));
 	struct ethread **old = malloc(sizeof(*old) * (e->nlive + 1));
-	struct ethread **keep = malloc(sizeof(*keep) * (e->nlive + 1));
+	size_t *keep = malloc(sizeof(*keep) * (e->nlive + 1));
 	struct ethread **live = NULL, **got = NULL;
+	struct live_key *keys = NULL;
 	int rc = -ENOMEM;
 
 	if (!pids || !old || !keep)
@@ -246,17 +268,17 @@ int nl_engine_refresh_due(struct nl_engine *e, const int *due, size_t ndue,
 	if (rc < 0)
 		goto out;
 	for (size_t i = 0; i < e->nlive; i++) {
-		struct ethread *t = e->live[i];
-		if (bsearch(&t->domain, due, ndue, sizeof(int),
+		if (bsearch(&e->live_key[i].domain, due, ndue, sizeof(int),
 			    nl_engine_cmp_int))
-			old[nold++] = t;
+			old[nold++] = e->live[i];
 		else
-			keep[nkeep++] = t;
+			keep[nkeep++] = i; /* its index: its key is at hand */
 	}
 	got = malloc(sizeof(*got) * (n + 1));
 	live = malloc(sizeof(*live) * (nkeep + n + 1));
+	keys = malloc(sizeof(*keys) * (nkeep + n + 1));
 	rc = -ENOMEM;
-	if (!got || !live)
+	if (!got || !live || !keys)
 		goto out;
 	rc = merge_threads(e, old, nold, ti, n, got, &nnew);
 	if (rc < 0)
@@ -264,19 +286,24 @@ int nl_engine_refresh_due(struct nl_engine *e, const int *due, size_t ndue,
 	/* Both sorted by tid: merge. A kept thread whose tid the machine
 	 * now shows in a refreshed process has ended (a reused tid). */
 	for (size_t i = 0; i < nkeep || k < nnew;) {
-		if (k < nnew && i < nkeep && keep[i]->tid == got[k]->tid) {
-			keep[i++]->alive = 0;
+		const struct live_key *kk =
+			i < nkeep ? &e->live_key[keep[i]] : NULL;
+		if (k < nnew && kk && kk->tid == got[k]->tid) {
+			e->live[keep[i++]]->alive = 0;
 			continue;
 		}
-		if (k < nnew && (i == nkeep || got[k]->tid < keep[i]->tid))
+		if (k < nnew && (!kk || got[k]->tid < kk->tid)) {
+			keys[f] =
+				(struct live_key){got[k]->tid, got[k]->domain};
 			live[f++] = got[k++];
-		else
-			live[f++] = keep[i++];
+		} else {
+			keys[f] = *kk;
+			live[f++] = e->live[keep[i++]];
+		}
 	}
-	free(e->live);
-	e->live = live;
-	e->nlive = f;
+	nl_engine_set_live(e, live, f, keys);
 	live = NULL;
+	keys = NULL;
 	*fresh = got;
 	*nfresh = nnew;
 	got = NULL;
@@ -286,6 +313,7 @@ out:
 	free(old);
 	free(keep);
 	free(live);
+	free(keys);
 	free(got);
 	return rc;
 }
