@@ -44,6 +44,10 @@ struct nl_process_info {
 	 * first (docs/real-node.md, "Hot pages"). */
 	char hot_source[16];
 	double hot_pages, hot_samples, hot_moved_bytes;
+	/* Where its pages are (the real node): numa_maps read, and looks
+	 * that left it unread as its faults and resident size had not
+	 * changed (docs/real-node.md, "Cost"). */
+	unsigned long pages_reads, pages_skipped;
 };
 
 /* How to take a process over (add_process). */

@@ -120,6 +120,14 @@ static struct json_object *pages_json(const struct epages *pg,
 			       json_object_new_boolean(pg->refused));
 	json_object_object_add(o, "moves_not_paid",
 			       json_object_new_int(pg->failed));
+	if (!model) {
+		json_object_object_add(
+			o, "locations_read",
+			json_object_new_int64((int64_t)pi->pages_reads));
+		json_object_object_add(
+			o, "locations_unchanged",
+			json_object_new_int64((int64_t)pi->pages_skipped));
+	}
 	/* What chose the pages (docs/real-node.md, "Hot pages"). */
 	if (pi->hot_source[0]) {
 		char g[96];

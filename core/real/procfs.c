@@ -63,14 +63,19 @@ int nl_proc_parse_stat(const char *text, struct nl_task_stat *out)
 	while (*p && field <= 39) {
 		if (field == 3) {
 			out->state = *p;
-		} else if (field == 4 || field == 14 || field == 15 ||
-			   field == 22 || field == 39) {
+		} else if (field == 4 || field == 10 || field == 12 ||
+			   field == 14 || field == 15 || field == 22 ||
+			   field == 24 || field == 39) {
 			unsigned long long v;
 			const char *end;
 			if (field_ull(p, &v, &end) < 0)
 				return -EINVAL;
 			if (field == 4)
 				out->ppid = (int)v;
+			else if (field == 10 || field == 12)
+				out->faults += v;
+			else if (field == 24)
+				out->rss_pages = v;
 			else if (field == 14)
 				out->utime_ticks = v;
 			else if (field == 15)
@@ -138,17 +143,14 @@ int nl_proc_slurp(const char *path, char **text, size_t *len)
 	return 0;
 }
 
-int nl_proc_read_stat(pid_t pid, pid_t tid, struct nl_task_stat *out)
+/* Read one stat file into the stack, no allocation (a stat line is well
+ * under 1 KiB). */
+static int read_stat_at(const char *path, struct nl_task_stat *out)
 {
-	/* Read every period for every thread: one read into the stack, no
-	 * allocation (a stat line is well under 1 KiB). */
-	char path[64], text[1024];
+	char text[1024];
 	ssize_t n;
-	int fd;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
-		 (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	while ((n = read(fd, text, sizeof(text) - 1)) < 0 && errno == EINTR)
@@ -161,6 +163,24 @@ int nl_proc_read_stat(pid_t pid, pid_t tid, struct nl_task_stat *out)
 	close(fd);
 	text[n] = 0;
 	return n == 0 ? -ESRCH : nl_proc_parse_stat(text, out);
+}
+
+int nl_proc_read_stat(pid_t pid, pid_t tid, struct nl_task_stat *out)
+{
+	/* Read every period for every thread. */
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
+		 (int)tid);
+	return read_stat_at(path, out);
+}
+
+int nl_proc_read_process_stat(pid_t pid, struct nl_task_stat *out)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	return read_stat_at(path, out);
 }
 
 int nl_proc_open_stat(pid_t pid, pid_t tid)

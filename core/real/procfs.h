@@ -16,6 +16,8 @@ struct nl_task_stat {
 	unsigned long long stime_ticks; /* field 15 */
 	unsigned long long starttime;	/* field 22, ticks after boot */
 	int processor;			/* field 39: CPU it last ran on */
+	unsigned long long faults;	/* fields 10 + 12: page faults */
+	unsigned long long rss_pages;	/* field 24: resident pages */
 };
 
 /*
@@ -26,6 +28,10 @@ int nl_proc_parse_stat(const char *text, struct nl_task_stat *out);
 
 /* Read /proc/PID/task/TID/stat. -ESRCH when the thread is gone. */
 int nl_proc_read_stat(pid_t pid, pid_t tid, struct nl_task_stat *out);
+
+/* Read /proc/PID/stat: the whole process (its faults are every thread's,
+ * ended ones included). -ESRCH when it is gone. */
+int nl_proc_read_process_stat(pid_t pid, struct nl_task_stat *out);
 
 /*
  * A thread's stat file kept open: one read a period instead of open, read

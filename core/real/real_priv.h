@@ -24,8 +24,9 @@ struct rthread {
 	int stat_fd;  /* its stat file, kept open (counted), or -1 */
 	uid_t uid;    /* whose budget it counts against */
 	unsigned long long ticks, ticks_prev; /* utime+stime (no counters) */
-	int idle_reads;	 /* reads in a row that found no new CPU time */
-	int ticks_stale; /* not read this refresh: no sample (no counters) */
+	int idle_reads;	 /* reads in a row that found it idle (refresh.c) */
+	int ticks_stale; /* not read this refresh: no sample */
+	int peeked;	 /* its events read this refresh (idle_reads set) */
 	double ticks_t_prev;
 	/* Its stat, read ahead for the next refresh (read_ahead): 1 read,
 	 * -1 tried (read again then), 0 none. */
@@ -51,6 +52,9 @@ struct rproc {
 	double pages[NL_MAX_NODES];
 	int have_pages;
 	int pages_same;	      /* the last two readings found the same */
+	double pages_read_t;  /* numa_maps last read (pages_t: last looked) */
+	/* Its faults and resident pages at that reading, and now. */
+	unsigned long long pages_faults, pages_rss, now_faults, now_rss;
 	int refresh;	      /* part of the refresh under way */
 	int pidfd;	      /* for waiting on its end (0: not open) */
 	double children_t;    /* last scan of every thread's children */

@@ -22,6 +22,8 @@
 /* numa_maps can be long: read it at most this often per process. */
 #define PAGES_REFRESH_S 5.0
 #define PAGES_YOUNG_S 20.0
+/* ...and at least this often, whatever its faults and resident size say. */
+#define PAGES_STILL_MAX_S 30.0
 /* Two numa_maps readings within this share of each other are the same. */
 #define PAGES_SAME 0.01
 #define WAIT_SLICE_S 0.05
@@ -218,13 +220,13 @@ static int r_sample(struct nl_machine *m, int tid, struct nl_sample *out)
 	int rc;
 	if (!t)
 		return -ESRCH;
+	/* None for an idle one the refresh left unread (refresh.c,
+	 * idle_in_turn): the next sample spans its time. */
+	if (t->ticks_stale)
+		return -ENODATA;
 	if (!t->ctr && t->ctr_err == -EMFILE) {
 		/* Past the descriptor budget: CPU time from the last refresh's
-		 * /proc read (no descriptor of its own, no second read); none
-		 * when an idle one was not read (refresh.c, uncounted_idle):
-		 * the next sample spans its time. */
-		if (t->ticks_stale)
-			return -ENODATA;
+		 * /proc read (no descriptor of its own, no second read). */
 		double now = nl_mono_s();
 		memset(out, 0, sizeof(*out));
 		out->wall_s = now - t->ticks_t_prev;
@@ -405,6 +407,31 @@ static int r_processes(struct nl_machine *m, const struct nl_process_info **out,
 	return 0;
 }
 
+/*
+ * Can p's numa_maps reading stand? Its pages change node only as its
+ * threads fault (first touch; the kernel's NUMA balancing migrates on
+ * hinting faults, counted with the others), as numalot moves them (that
+ * clears have_pages) or as memory is freed or swapped (its resident size
+ * changes): /proc/PID/stat, one short read, says both, where numa_maps
+ * walks every mapping, thread stacks included. Read in full at least
+ * every PAGES_STILL_MAX_S all the same (docs/real-node.md, "Cost").
+ */
+static int still(struct rproc *p, double now)
+{
+	struct nl_task_stat st;
+
+	if (nl_proc_read_process_stat(p->info.pid, &st) < 0) {
+		p->now_faults = p->now_rss = 0;
+		return 0;
+	}
+	p->now_faults = st.faults;
+	p->now_rss = st.rss_pages;
+	return p->have_pages && now - p->pages_read_t < PAGES_STILL_MAX_S &&
+	       st.faults == p->pages_faults &&
+	       fabs((double)st.rss_pages - (double)p->pages_rss) <=
+		       PAGES_SAME * (double)p->pages_rss;
+}
+
 static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 {
 	struct real *r = R(m);
@@ -421,7 +448,11 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 	double every = now - p->info.start_s >= PAGES_YOUNG_S ? PAGES_REFRESH_S
 		       : p->pages_same			      ? 2.0
 							      : 1.0;
-	if (!p->have_pages || now - p->pages_t > every) {
+	if ((!p->have_pages || now - p->pages_t > every) && still(p, now)) {
+		p->pages_t = now; /* as it was: not read */
+		p->pages_same = 1;
+		p->info.pages_skipped++;
+	} else if (!p->have_pages || now - p->pages_t > every) {
 		double os[NL_MAX_NODES * 4] = {0}, was = 0, diff = 0;
 		int rc = nl_proc_read_numa_maps(pid, os, NL_MAX_NODES * 4);
 		if (rc < 0)
@@ -436,7 +467,11 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 		}
 		p->pages_same = p->have_pages && diff <= PAGES_SAME * was;
 		p->pages_t = now;
+		p->pages_read_t = now;
 		p->have_pages = 1;
+		p->info.pages_reads++;
+		p->pages_faults = p->now_faults;
+		p->pages_rss = p->now_rss;
 	}
 	memcpy(pages, p->pages, sizeof(double) * (size_t)t->nnodes);
 	return 0;

@@ -102,8 +102,9 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
  * refreshes: the tid of an ended one may have been reused. */
 #define STAT_RECHECK 8
 /* A process's task list is read in full at least every this many
- * refreshes (known_tasks). */
-#define LIST_RECHECK 8
+ * refreshes (known_tasks): a safety net, as a thread that ended is seen
+ * at its stat read within STAT_RECHECK refreshes, and the list follows. */
+#define LIST_RECHECK 32
 
 /* Below this share of a CPU since the last read a thread counts as idle
  * here: where it last ran is not read again but in turns (below the
@@ -134,6 +135,8 @@ static int stat_unchanged(struct real *r, struct rthread *t)
 		return 0;
 	if (nl_counters_peek(t->ctr, &share, &migrated) < 0)
 		return 0;
+	t->idle_reads = share < STAT_IDLE_SHARE ? t->idle_reads + 1 : 0;
+	t->peeked = 1;
 	if (migrated && share >= STAT_IDLE_SHARE)
 		return 0;
 	if (!migrated && share > 0)
@@ -141,24 +144,27 @@ static int stat_unchanged(struct real *r, struct rthread *t)
 	return ((unsigned)t->tid + r->gen) % STAT_RECHECK != 0;
 }
 
-/* A thread past the descriptor budget whose stat showed no CPU time in
- * its last two reads is read once in this many refreshes. */
-#define UNCOUNTED_RECHECK 4
+/* A thread that ran not at all in its last two reads is read once in
+ * this many refreshes. */
+#define IDLE_RECHECK 4
 
 /*
- * Can this thread past the descriptor budget (no counters: its CPU time
- * comes from its stat file, three system calls) be left unread this
- * refresh? When idle at its last two reads, it is read in turns; in
- * between the machine gives no sample for it (the policies keep what they
- * had: idle), and the next read's sample spans the whole time, so a
- * thread that woke is seen, its share right, within UNCOUNTED_RECHECK
- * periods (docs/real-node.md, "Cost"). The main thread is always read.
+ * Can this idle thread be left unread this refresh? A counted thread
+ * whose task-clock did not move at its last two reads (its group read,
+ * the one system call it costs a period), or one past the descriptor
+ * budget (no counters: its CPU time comes from its stat file, three
+ * system calls) whose stat showed no CPU time at its last two, is read
+ * in turns; in between the machine gives no sample for it (the policies
+ * leave a thread without one where it is, as they do an idle one), and
+ * the next read's sample spans the whole time, so a thread that woke is
+ * seen, its share right, within IDLE_RECHECK periods (docs/real-node.md,
+ * "Cost"). The main thread is always read.
  */
-static int uncounted_idle(const struct real *r, const struct rthread *t)
+static int idle_in_turn(unsigned gen, const struct rthread *t)
 {
-	return !t->ctr && t->ctr_err == -EMFILE && t->start &&
+	return (t->ctr || t->ctr_err == -EMFILE) && t->start &&
 	       t->tid != t->pid && t->cpu >= 0 && t->idle_reads >= 2 &&
-	       ((unsigned)t->tid + r->gen) % UNCOUNTED_RECHECK != 0;
+	       ((unsigned)t->tid + gen) % IDLE_RECHECK != 0;
 }
 
 /* The stat read ahead for t (r_read_ahead), taken once: 1 if there was. */
@@ -198,10 +204,12 @@ static int thread_stat(struct rthread *t, pid_t pid, pid_t tid,
  * The process's threads as numalot knows them (of the first nsorted of
  * r->th), when the kernel counts as many and the last full listing is
  * recent: 1 and *tids (malloc'd); else 0 (list them). A thread that ended
- * while another started is seen at the next full listing, within
- * LIST_RECHECK refreshes; the ended one's stat read fails before then
- * (stat_unchanged reads it in turns), and every bind checks the start
- * time (docs/real-node.md, "Cost").
+ * while another started is seen when the ended one's stat read fails
+ * (an idle thread's is read at least every STAT_RECHECK refreshes): it is
+ * dropped, the kernel counts one more than numalot knows, and the next
+ * refresh lists them all (at the latest, the full listing every
+ * LIST_RECHECK refreshes). Every bind checks the start time
+ * (docs/real-node.md, "Cost").
  */
 static int known_tasks(struct real *r, struct rproc *p, size_t nsorted,
 		       pid_t **tids, size_t *nt)
@@ -245,16 +253,21 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 	for (size_t k = 0; k < nt; k++) {
 		struct nl_task_stat st;
 		struct rthread *t = find_in(r->th, nsorted, tids[k]);
-		if (t && stat_unchanged(r, t)) {
-			t->gen = r->gen; /* its CPU as it was */
-			continue;
-		}
-		if (t && uncounted_idle(r, t)) {
+		if (t && idle_in_turn(r->gen, t)) {
 			t->gen = r->gen; /* as it was, not sampled */
 			t->ticks_stale = 1;
 			continue;
 		}
+		if (t) {
+			t->ticks_stale = 0;
+			t->peeked = 0;
+		}
+		if (t && stat_unchanged(r, t)) {
+			t->gen = r->gen; /* its CPU as it was */
+			continue;
+		}
 		double c0 = t ? 0 : nl_thread_cpu_s();
+		int fresh = 1; /* its first read: says nothing of idle */
 		rc = thread_stat(t, p->info.pid, tids[k], &st);
 		if (!t) /* a new thread's first read: its taking over */
 			r->takeover_s += nl_thread_cpu_s() - c0;
@@ -275,7 +288,9 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 				t->start = 0; /* dropped below */
 				continue;
 			}
-		} else if (!t) {
+		} else if (t) {
+			fresh = 0;
+		} else {
 			if (r->nth == r->capth) {
 				size_t cap = r->capth ? r->capth * 2 : 64;
 				struct rthread *n2 =
@@ -296,9 +311,10 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 		}
 		t->cpu = nl_topology_cpu_from_os(r->m.topo, st.processor);
 		unsigned long long ticks = st.utime_ticks + st.stime_ticks;
-		t->idle_reads = ticks == t->ticks ? t->idle_reads + 1 : 0;
+		if (!t->peeked && !fresh) /* a counted one's: task-clock */
+			t->idle_reads =
+				ticks == t->ticks ? t->idle_reads + 1 : 0;
 		t->ticks = ticks;
-		t->ticks_stale = 0;
 		t->gen = r->gen;
 	}
 	free(tids);
@@ -473,10 +489,12 @@ int nl_real_threads_of(struct nl_machine *m, const int *pids, size_t npids,
 }
 
 /* Would the next refresh open, read and close this thread's stat (a
- * known thread without counters, not its process's main thread)? */
-static int reads_ahead(const struct rthread *t)
+ * known thread without counters, not its process's main thread, and not
+ * one it leaves unread, idle)? */
+static int reads_ahead(const struct real *r, const struct rthread *t)
 {
-	return !t->ctr && t->start && t->tid != t->pid && !t->ahead;
+	return !t->ctr && t->start && t->tid != t->pid && !t->ahead &&
+	       !idle_in_turn(r->gen + 1, t);
 }
 
 /*
@@ -525,7 +543,7 @@ int nl_real_read_ahead(struct nl_machine *m, const int *pids, size_t npids,
 	for (size_t i = 0; i < r->nth && rc == 0; i++) {
 		struct rthread *t = &r->th[i];
 		struct nl_task_stat st;
-		if (!reads_ahead(t) || !pid_set_has(&set, t->pid))
+		if (!reads_ahead(r, t) || !pid_set_has(&set, t->pid))
 			continue;
 		if (done++ == max) {
 			rc = 1;

@@ -7,7 +7,8 @@
 #   THREADS="16 256 1024": the sizes.
 #   With "callgrind" each run is also made under valgrind's callgrind,
 #   which counts instructions (repeatable on a busy machine, unlike time):
-#   instructions per thread per period, the taking over apart.
+#   instructions per thread per period, the taking over apart
+#   (CG_KEEP=F keeps each run's callgrind output as F.N).
 set -eu
 build=${1:-build}
 secs=${2:-10}
@@ -70,6 +71,7 @@ if [ "$cg" = callgrind ]; then
 			"$wp" >/dev/null 2>&1
 		wait "$wp" || true
 		callgrind_annotate --inclusive=yes --threshold=100 "$T/cg.out" >"$T/cg.txt" 2>/dev/null
+		if [ -n "${CG_KEEP:-}" ]; then cp "$T/cg.out" "$CG_KEEP.$n"; fi
 		python3 - "$T/r.json" "$n" "$T/cg.txt" <<'PY'
 import json, re, sys
 r = json.load(open(sys.argv[1])); n = int(sys.argv[2])

@@ -19,7 +19,7 @@
 
 /* Recorded from a real thread whose name holds ") (" and spaces. */
 static const char *STAT =
-	"4242 (my (odd) prog) S 1 4242 4242 0 -1 4194560 540 0 0 0 17 5 0 0 "
+	"4242 (my (odd) prog) S 1 4242 4242 0 -1 4194560 540 0 2 0 17 5 0 0 "
 	"20 0 3 0 123456 10240000 800 18446744073709551615 1 1 0 0 0 0 0 0 "
 	"0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
 
@@ -34,6 +34,8 @@ static void parse_stat(void **state)
 	assert_int_equal(st.stime_ticks, 5);
 	assert_int_equal(st.starttime, 123456);
 	assert_int_equal(st.processor, 1);
+	assert_int_equal(st.faults, 542); /* minor + major */
+	assert_int_equal(st.rss_pages, 800);
 	assert_int_equal(nl_proc_parse_stat("4242 no parens S 1", &st),
 			 -EINVAL);
 	assert_int_equal(nl_proc_parse_stat("4242 (x) S 1 2", &st), -EINVAL);
