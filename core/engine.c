@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,11 +183,24 @@ static void model_domain(struct nl_engine *e, struct edomain *d, double now,
 		struct nl_perf pf;
 		t->has_prev = t->has_perf;
 		t->prev_perf = t->perf;
+		if (!t->acc_added) {
+			/* No sample this period (an idle thread read in
+			 * turns): acc is as the last step left it, empty. */
+			t->has_perf = 0;
+			t->acc_measured = 0;
+			continue;
+		}
+		t->acc_added = 0;
 		t->has_perf = nl_perf_compute(&t->acc, &d->params.perf,
 					      topo->nnodes, &pf) == 0;
 		int cpu = t->acc.cpu >= 0 ? t->acc.cpu : t->cpu;
 		t->acc_measured = t->acc.measured;
-		memset(&t->acc, 0, sizeof(t->acc));
+		/* Empty again: the by-node arrays only where some were added
+		 * (1.5 KB a thread, for nothing without latency samples). */
+		memset(&t->acc, 0,
+		       t->acc_nodes ? sizeof(t->acc)
+				    : offsetof(struct nl_sample, lat_count));
+		t->acc_nodes = 0;
 		t->acc.cpu = -1;
 		if (!t->has_perf)
 			continue;

@@ -5,7 +5,10 @@
 #include "engine.h"
 #include "perf.h"
 
-/* A thread the engine has taken over, alive or gone. */
+/* A thread the engine has taken over, alive or gone. The fields a period
+ * touches come first; the per-node arrays (NL_MAX_NODES each, most of the
+ * record) last, so that a period's pass over 10,000 threads touches a few
+ * cache lines of each (docs/real-node.md, "Cost"). */
 struct ethread {
 	int tid;
 	int pid;
@@ -15,8 +18,8 @@ struct ethread {
 	int cpu;
 	int pinned;
 	int alive;
-	struct nl_sample acc; /* since its domain's last step */
-	struct nl_record record;
+	int acc_added; /* a sample went into acc since its last step */
+	int acc_nodes; /* ...one with by-node arrays (latency, access) */
 	double perf, prev_perf;
 	int has_perf, has_prev;
 	int preferred_node;
@@ -32,13 +35,15 @@ struct ethread {
 	double cpu_share;
 	unsigned acc_measured; /* what the last period's samples measured */
 	/* journal */
-	double time_on_node[NL_MAX_NODES];
 	double first_seen_s, last_seen_s; /* machine time, for the timeline */
 	int migrations;
 	int pins;
 	int periods_measured;
 	double sum_ops_per_s, sum_oi, sum_latency_ns, sum_perf;
 	int n_ops, n_oi, n_latency;
+	struct nl_sample acc; /* since its domain's last step */
+	double time_on_node[NL_MAX_NODES];
+	struct nl_record record;
 };
 
 struct event {

@@ -331,6 +331,10 @@ void nl_engine_sample_threads(struct nl_engine *e, struct ethread **th,
 		if (e->m->ops->sample(e->m, t->tid, &s) < 0)
 			continue;
 		nl_sample_add(&t->acc, &s);
+		t->acc_added = 1;
+		/* as nl_sample_add adds the by-node arrays */
+		if (s.measured & (NL_M_LATENCY | NL_M_NODE_ACCESS))
+			t->acc_nodes = 1;
 		int cpu = s.cpu >= 0 ? s.cpu : t->cpu;
 		if (cpu >= 0 && cpu < topo->ncpus && topo->cpu_node[cpu] >= 0)
 			t->time_on_node[topo->cpu_node[cpu]] +=

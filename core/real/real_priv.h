@@ -51,8 +51,9 @@ struct rproc {
 	double pages_t;
 	double pages[NL_MAX_NODES];
 	int have_pages;
-	int pages_same;	      /* the last two readings found the same */
-	double pages_read_t;  /* numa_maps last read (pages_t: last looked) */
+	int pages_same;	     /* the last two readings found the same */
+	double pages_read_t; /* numa_maps last read (pages_t: last looked) */
+	double pages_cost_s; /* the CPU time that reading took */
 	/* Its faults and resident pages at that reading, and now. */
 	unsigned long long pages_faults, pages_rss, now_faults, now_rss;
 	int refresh;	      /* part of the refresh under way */
@@ -63,6 +64,7 @@ struct rproc {
 	int found_ahead;      /* found then: refreshed with the next refresh */
 	struct nl_hot *hot;   /* sampled pages; NULL until a thread samples */
 	unsigned listed_gen;  /* refresh of its last full task listing */
+	int taken;	      /* read once: its taking over is done */
 	size_t nthreads;      /* its threads at its last refresh */
 };
 

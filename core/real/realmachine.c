@@ -24,6 +24,8 @@
 #define PAGES_YOUNG_S 20.0
 /* ...and at least this often, whatever its faults and resident size say. */
 #define PAGES_STILL_MAX_S 30.0
+/* The share of a CPU one process's numa_maps readings may take at most. */
+#define PAGES_CPU_SHARE 0.0005
 /* Two numa_maps readings within this share of each other are the same. */
 #define PAGES_SAME 0.01
 #define WAIT_SLICE_S 0.05
@@ -165,25 +167,22 @@ static struct nl_hot *hot_of(struct real *r, const struct rthread *t)
 	return p->hot;
 }
 
-static int thread_init_timed(struct real *r, struct rproc *p, struct rthread *t,
-			     pid_t tid, const struct nl_task_stat *st);
+static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
+		       pid_t tid, const struct nl_task_stat *st);
 
-/* A thread seen for the first time: its limit, counters, affinity; the
- * CPU time it takes is kept apart (nl_real_takeover_s). */
+/* A thread seen for the first time: its limit, counters, affinity (the
+ * caller keeps the CPU time it takes apart: nl_real_takeover_s). */
 __attribute__((noinline)) int nl_real_thread_init(struct real *r,
 						  struct rproc *p,
 						  struct rthread *t, pid_t tid,
 						  const struct nl_task_stat *st)
 {
-	double t0 = nl_thread_cpu_s();
-	int rc = thread_init_timed(r, p, t, tid, st);
-	r->takeover_s += nl_thread_cpu_s() - t0;
 	r->taken_over++;
-	return rc;
+	return thread_init(r, p, t, tid, st);
 }
 
-static int thread_init_timed(struct real *r, struct rproc *p, struct rthread *t,
-			     pid_t tid, const struct nl_task_stat *st)
+static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
+		       pid_t tid, const struct nl_task_stat *st)
 {
 	memset(t, 0, sizeof(*t));
 	t->stat_fd = -1;
@@ -448,15 +447,24 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 	double every = now - p->info.start_s >= PAGES_YOUNG_S ? PAGES_REFRESH_S
 		       : p->pages_same			      ? 2.0
 							      : 1.0;
+	/* A costly read (many mappings: a process of many threads) is made
+	 * less often, so that it takes at most PAGES_CPU_SHARE of a CPU. */
+	if (p->pages_cost_s / PAGES_CPU_SHARE > every)
+		every = p->pages_cost_s / PAGES_CPU_SHARE;
 	if ((!p->have_pages || now - p->pages_t > every) && still(p, now)) {
 		p->pages_t = now; /* as it was: not read */
 		p->pages_same = 1;
 		p->info.pages_skipped++;
 	} else if (!p->have_pages || now - p->pages_t > every) {
 		double os[NL_MAX_NODES * 4] = {0}, was = 0, diff = 0;
+		double c0 = nl_thread_cpu_s();
 		int rc = nl_proc_read_numa_maps(pid, os, NL_MAX_NODES * 4);
 		if (rc < 0)
 			return rc;
+		p->pages_cost_s = nl_thread_cpu_s() - c0;
+		/* The first reading is part of taking the process over. */
+		if (p->info.pages_reads == 0)
+			r->takeover_s += p->pages_cost_s;
 		for (int n = 0; n < t->nnodes; n++) {
 			double v = t->node_os[n] < NL_MAX_NODES * 4
 					   ? os[t->node_os[n]]

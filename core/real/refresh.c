@@ -199,7 +199,6 @@ static int thread_stat(struct rthread *t, pid_t pid, pid_t tid,
 	return rc;
 }
 
-/* Read one process's threads; new ones are appended past nsorted. */
 /*
  * The process's threads as numalot knows them (of the first nsorted of
  * r->th), when the kernel counts as many and the last full listing is
@@ -234,92 +233,125 @@ static int known_tasks(struct real *r, struct rproc *p, size_t nsorted,
 	return 1;
 }
 
+/* A new thread's record, appended past the sorted ones; NULL without
+ * memory. */
+static struct rthread *append_thread(struct real *r)
+{
+	if (r->nth == r->capth) {
+		size_t cap = r->capth ? r->capth * 2 : 64;
+		struct rthread *n2 = realloc(r->th, cap * sizeof(*n2));
+		if (!n2)
+			return NULL;
+		r->th = n2;
+		r->capth = cap;
+	}
+	return &r->th[r->nth];
+}
+
+/*
+ * Read one thread of p this refresh: t is what numalot knows of tid (NULL:
+ * a new one, taken over now). 0, or -ENOMEM.
+ */
+static int read_thread(struct real *r, struct rproc *p, struct rthread *t,
+		       pid_t tid)
+{
+	struct nl_task_stat st;
+	int fresh = 1; /* its first read: says nothing of idle */
+	int rc;
+
+	if (t && idle_in_turn(r->gen, t)) {
+		t->gen = r->gen; /* as it was, not sampled */
+		t->ticks_stale = 1;
+		return 0;
+	}
+	if (t) {
+		t->ticks_stale = 0;
+		t->peeked = 0;
+	}
+	if (t && stat_unchanged(r, t)) {
+		t->gen = r->gen; /* its CPU as it was */
+		return 0;
+	}
+	rc = thread_stat(t, p->info.pid, tid, &st);
+	if (rc < 0 && rc != -ESRCH && t && t->start) {
+		t->gen = r->gen; /* could not read it now: keep it */
+		return 0;
+	}
+	if (rc < 0 || st.state == 'Z' || st.state == 'X')
+		return 0;
+	if (tid == p->info.pid) /* after exec: its name */
+		snprintf(p->info.name, sizeof(p->info.name), "%s", st.comm);
+	if (t && t->start != st.starttime) {
+		/* A reused tid: the old thread is gone, a new one taken
+		 * over in its place. */
+		double c0 = nl_thread_cpu_s();
+		nl_real_thread_drop(r, t);
+		rc = nl_real_thread_init(r, p, t, tid, &st);
+		r->takeover_s += nl_thread_cpu_s() - c0;
+		if (rc < 0) {
+			nl_real_thread_drop(r, t);
+			t->start = 0; /* dropped below */
+			return 0;
+		}
+	} else if (t) {
+		fresh = 0;
+	} else {
+		if (!(t = append_thread(r)))
+			return -ENOMEM;
+		if (nl_real_thread_init(r, p, t, tid, &st) < 0) {
+			nl_real_thread_drop(r, t);
+			return 0;
+		}
+		r->nth++;
+	}
+	t->cpu = nl_topology_cpu_from_os(r->m.topo, st.processor);
+	unsigned long long ticks = st.utime_ticks + st.stime_ticks;
+	if (!t->peeked && !fresh) /* a counted one's: its task-clock */
+		t->idle_reads = ticks == t->ticks ? t->idle_reads + 1 : 0;
+	t->ticks = ticks;
+	t->gen = r->gen;
+	return 0;
+}
+
+/*
+ * Read one process's threads; new ones are appended past nsorted. The
+ * known ones are read first; the new ones after, with the listing that
+ * found them, are their taking over (r->takeover_s, one clock reading
+ * for them all: a reading costs a system call here).
+ */
 static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 {
+	double c0 = nl_thread_cpu_s(), listing = 0;
+	size_t nt, nnew = 0;
 	pid_t *tids;
-	size_t nt;
 	int rc = 0;
 
 	if (!known_tasks(r, p, nsorted, &tids, &nt)) {
 		rc = nl_proc_list_tasks(p->info.pid, &tids, &nt);
 		p->listed_gen = r->gen;
+		listing = nl_thread_cpu_s() - c0;
 	}
-
 	if (rc < 0) {
 		if (rc != -ESRCH)
 			keep_threads_of(r, p->info.pid, nsorted);
 		return 0;
 	}
-	for (size_t k = 0; k < nt; k++) {
-		struct nl_task_stat st;
+	for (size_t k = 0; k < nt && rc == 0; k++) {
 		struct rthread *t = find_in(r->th, nsorted, tids[k]);
-		if (t && idle_in_turn(r->gen, t)) {
-			t->gen = r->gen; /* as it was, not sampled */
-			t->ticks_stale = 1;
-			continue;
-		}
-		if (t) {
-			t->ticks_stale = 0;
-			t->peeked = 0;
-		}
-		if (t && stat_unchanged(r, t)) {
-			t->gen = r->gen; /* its CPU as it was */
-			continue;
-		}
-		double c0 = t ? 0 : nl_thread_cpu_s();
-		int fresh = 1; /* its first read: says nothing of idle */
-		rc = thread_stat(t, p->info.pid, tids[k], &st);
-		if (!t) /* a new thread's first read: its taking over */
-			r->takeover_s += nl_thread_cpu_s() - c0;
-		if (rc < 0 && rc != -ESRCH && t && t->start) {
-			t->gen = r->gen; /* could not read it now: keep it */
-			continue;
-		}
-		if (rc < 0 || st.state == 'Z' || st.state == 'X')
-			continue;
-		if (tids[k] == p->info.pid) /* after exec: its name */
-			snprintf(p->info.name, sizeof(p->info.name), "%s",
-				 st.comm);
-		if (t && t->start != st.starttime) {
-			/* A reused tid: the old thread is gone. */
-			nl_real_thread_drop(r, t);
-			if (nl_real_thread_init(r, p, t, tids[k], &st) < 0) {
-				nl_real_thread_drop(r, t);
-				t->start = 0; /* dropped below */
-				continue;
-			}
-		} else if (t) {
-			fresh = 0;
-		} else {
-			if (r->nth == r->capth) {
-				size_t cap = r->capth ? r->capth * 2 : 64;
-				struct rthread *n2 =
-					realloc(r->th, cap * sizeof(*n2));
-				if (!n2) {
-					free(tids);
-					return -ENOMEM;
-				}
-				r->th = n2;
-				r->capth = cap;
-			}
-			t = &r->th[r->nth];
-			if (nl_real_thread_init(r, p, t, tids[k], &st) < 0) {
-				nl_real_thread_drop(r, t);
-				continue;
-			}
-			r->nth++;
-		}
-		t->cpu = nl_topology_cpu_from_os(r->m.topo, st.processor);
-		unsigned long long ticks = st.utime_ticks + st.stime_ticks;
-		if (!t->peeked && !fresh) /* a counted one's: task-clock */
-			t->idle_reads =
-				ticks == t->ticks ? t->idle_reads + 1 : 0;
-		t->ticks = ticks;
-		t->gen = r->gen;
+		if (t)
+			rc = read_thread(r, p, t, tids[k]);
+		else
+			tids[nnew++] = tids[k]; /* k >= nnew: read already */
+	}
+	if (nnew && rc == 0) {
+		double c1 = nl_thread_cpu_s();
+		for (size_t k = 0; k < nnew && rc == 0; k++)
+			rc = read_thread(r, p, NULL, tids[k]);
+		r->takeover_s += nl_thread_cpu_s() - c1 + listing;
 	}
 	free(tids);
 	p->nthreads = nt;
-	return 0;
+	return rc;
 }
 
 /* Mark the processes to refresh: those in pids, or all (pids NULL). */
@@ -463,7 +495,15 @@ static int refresh(struct real *r, const int *pids, size_t npids,
 			nl_real_check_pending(r, p);
 		if (p->info.end_s >= 0 || p->pending)
 			continue;
+		/* A process's first read (its task list, each thread's first
+		 * stat, counters and limit) is its taking over, all of it. */
+		double c0 = p->taken ? 0 : nl_thread_cpu_s();
+		double tk0 = r->takeover_s;
 		rc = refresh_proc(r, p, nsorted);
+		if (!p->taken) {
+			r->takeover_s = tk0 + (nl_thread_cpu_s() - c0);
+			p->taken = 1;
+		}
 		if (rc < 0)
 			return rc;
 	}
@@ -471,8 +511,11 @@ static int refresh(struct real *r, const int *pids, size_t npids,
 	rc = drop_gone(r);
 	if (rc < 0)
 		return rc;
-	if (appended)
+	if (appended) { /* sorting the new threads in: their taking over */
+		double c0 = nl_thread_cpu_s();
 		qsort(r->th, r->nth, sizeof(*r->th), cmp_thread);
+		r->takeover_s += nl_thread_cpu_s() - c0;
+	}
 	return hand_out(r, out, n);
 }
 
