@@ -323,6 +323,9 @@ int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes)
 	if (rc < 0)
 		return rc;
 	rc = nl_proc_parse_numa_maps(text, pages, nnodes);
+	if (rc == 0) /* its mappings: a line each */
+		for (const char *q = text; (q = strchr(q, '\n')); q++)
+			rc++;
 	free(text);
 	return rc;
 }

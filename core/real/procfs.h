@@ -60,7 +60,8 @@ int nl_proc_list_tasks(pid_t pid, pid_t **tids, size_t *n);
  */
 int nl_proc_parse_numa_maps(const char *text, double *pages, int nnodes);
 
-/* Read and parse /proc/PID/numa_maps. -ESRCH / -EACCES as the kernel says. */
+/* Read and parse /proc/PID/numa_maps: how many mappings it has, or
+ * -ESRCH / -EACCES as the kernel says. */
 int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes);
 
 /* Read a small /proc file into a malloc'd NUL-terminated buffer. */

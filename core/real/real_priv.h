@@ -53,7 +53,7 @@ struct rproc {
 	int have_pages;
 	int pages_same;	     /* the last two readings found the same */
 	double pages_read_t; /* numa_maps last read (pages_t: last looked) */
-	double pages_cost_s; /* the CPU time that reading took */
+	int pages_maps;	     /* the mappings that reading had */
 	/* Its faults and resident pages at that reading, and now. */
 	unsigned long long pages_faults, pages_rss, now_faults, now_rss;
 	int refresh;	      /* part of the refresh under way */

@@ -24,8 +24,11 @@
 #define PAGES_YOUNG_S 20.0
 /* ...and at least this often, whatever its faults and resident size say. */
 #define PAGES_STILL_MAX_S 30.0
-/* The share of a CPU one process's numa_maps readings may take at most. */
-#define PAGES_CPU_SHARE 0.0005
+/* A process's numa_maps is read at most once in (its mappings / this)
+ * seconds: a reading costs about 0.7-1 us a mapping here (2,000 for a
+ * process of 1,024 threads, a stack each), so that it takes at most about
+ * 0.05% of a CPU. */
+#define PAGES_MAPPINGS_PER_S 500.0
 /* Two numa_maps readings within this share of each other are the same. */
 #define PAGES_SAME 0.01
 #define WAIT_SLICE_S 0.05
@@ -448,23 +451,23 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 		       : p->pages_same			      ? 2.0
 							      : 1.0;
 	/* A costly read (many mappings: a process of many threads) is made
-	 * less often, so that it takes at most PAGES_CPU_SHARE of a CPU. */
-	if (p->pages_cost_s / PAGES_CPU_SHARE > every)
-		every = p->pages_cost_s / PAGES_CPU_SHARE;
+	 * less often (PAGES_MAPPINGS_PER_S). */
+	if (p->pages_maps / PAGES_MAPPINGS_PER_S > every)
+		every = p->pages_maps / PAGES_MAPPINGS_PER_S;
 	if ((!p->have_pages || now - p->pages_t > every) && still(p, now)) {
 		p->pages_t = now; /* as it was: not read */
 		p->pages_same = 1;
 		p->info.pages_skipped++;
 	} else if (!p->have_pages || now - p->pages_t > every) {
 		double os[NL_MAX_NODES * 4] = {0}, was = 0, diff = 0;
-		double c0 = nl_thread_cpu_s();
+		double c0 = p->info.pages_reads ? 0 : nl_thread_cpu_s();
 		int rc = nl_proc_read_numa_maps(pid, os, NL_MAX_NODES * 4);
 		if (rc < 0)
 			return rc;
-		p->pages_cost_s = nl_thread_cpu_s() - c0;
+		p->pages_maps = rc;
 		/* The first reading is part of taking the process over. */
 		if (p->info.pages_reads == 0)
-			r->takeover_s += p->pages_cost_s;
+			r->takeover_s += nl_thread_cpu_s() - c0;
 		for (int n = 0; n < t->nnodes; n++) {
 			double v = t->node_os[n] < NL_MAX_NODES * 4
 					   ? os[t->node_os[n]]
