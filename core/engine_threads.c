@@ -325,9 +325,7 @@ void nl_engine_sample_threads(struct nl_engine *e, struct ethread **th,
 	const struct nl_topology *topo = e->m->topo;
 	for (size_t i = 0; i < n; i++) {
 		struct ethread *t = th[i];
-		struct nl_sample s;
-		memset(&s, 0, sizeof(s));
-		s.cpu = -1;
+		struct nl_sample s; /* written whole by sample (machine.h) */
 		if (e->m->ops->sample(e->m, t->tid, &s) < 0)
 			continue;
 		nl_sample_add(&t->acc, &s);

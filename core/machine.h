@@ -88,7 +88,9 @@ struct nl_machine_ops {
 	 */
 	int (*threads)(struct nl_machine *m, const struct nl_thread_info **out,
 		       size_t *n);
-	/* Counter deltas of tid since the previous call (or since start). */
+	/* Counter deltas of tid since the previous call (or since start).
+	 * On success *out is written whole (the engine does not clear it
+	 * first); -ENODATA: nothing this time (the next sample spans it). */
 	int (*sample)(struct nl_machine *m, int tid, struct nl_sample *out);
 	/* Bind tid to one dense CPU. -ESRCH: the thread is gone. */
 	int (*place)(struct nl_machine *m, int tid, int cpu);

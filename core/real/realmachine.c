@@ -365,6 +365,8 @@ static int r_wait(struct nl_machine *m, double seconds)
 			for (size_t i = 0; rc > 0 && i < n; i++)
 				readable |= (pf[i].revents & POLLIN) != 0;
 			free(pf);
+			if (rc == 0 && end - nl_mono_s() <= 0)
+				return 1; /* no end told of: none to look for */
 			if (readable) {
 				/* An end the kernel told of: noted next round;
 				 * if it is not one (a leader gone before its

@@ -103,7 +103,7 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
 #define STAT_RECHECK 8
 /* A process's task list is read in full at least every this many
  * refreshes (known_tasks): a safety net, as a thread that ended is seen
- * at its stat read within STAT_RECHECK refreshes, and the list follows. */
+ * at its stat read (known_tasks), and the list follows. */
 #define LIST_RECHECK 32
 
 /* Below this share of a CPU since the last read a thread counts as idle
@@ -144,26 +144,27 @@ static int stat_unchanged(struct real *r, struct rthread *t)
 	return ((unsigned)t->tid + r->gen) % STAT_RECHECK != 0;
 }
 
-/* A thread that ran not at all in its last two reads is read once in
- * this many refreshes. */
+/* An idle thread (idle_in_turn) is read once in this many refreshes. */
 #define IDLE_RECHECK 4
 
 /*
  * Can this idle thread be left unread this refresh? A counted thread
- * whose task-clock did not move at its last two reads (its group read,
- * the one system call it costs a period), or one past the descriptor
- * budget (no counters: its CPU time comes from its stat file, three
- * system calls) whose stat showed no CPU time at its last two, is read
- * in turns; in between the machine gives no sample for it (the policies
- * leave a thread without one where it is, as they do an idle one), and
- * the next read's sample spans the whole time, so a thread that woke is
- * seen, its share right, within IDLE_RECHECK periods (docs/real-node.md,
- * "Cost"). The main thread is always read.
+ * that ran less than STAT_IDLE_SHARE of a CPU since its last read (its
+ * task-clock is exact; its group read is the one system call it costs a
+ * period), or one past the descriptor budget (no counters: its CPU time
+ * comes from its stat file, three system calls, in ticks) whose stat
+ * showed no CPU time at its last two reads, is read in turns; in
+ * between the machine gives no sample for it (the policies leave a
+ * thread without one where it is, as they do an idle one), and the next
+ * read's sample spans the whole time, so a thread that woke is seen, its
+ * share right, within IDLE_RECHECK periods (docs/real-node.md, "Cost").
+ * The main thread is always read.
  */
 static int idle_in_turn(unsigned gen, const struct rthread *t)
 {
 	return (t->ctr || t->ctr_err == -EMFILE) && t->start &&
-	       t->tid != t->pid && t->cpu >= 0 && t->idle_reads >= 2 &&
+	       t->tid != t->pid && t->cpu >= 0 &&
+	       t->idle_reads >= (t->ctr ? 1 : 2) &&
 	       ((unsigned)t->tid + gen) % IDLE_RECHECK != 0;
 }
 
@@ -203,11 +204,13 @@ static int thread_stat(struct rthread *t, pid_t pid, pid_t tid,
  * The process's threads as numalot knows them (of the first nsorted of
  * r->th), when the kernel counts as many and the last full listing is
  * recent: 1 and *tids (malloc'd); else 0 (list them). A thread that ended
- * while another started is seen when the ended one's stat read fails
- * (an idle thread's is read at least every STAT_RECHECK refreshes): it is
- * dropped, the kernel counts one more than numalot knows, and the next
- * refresh lists them all (at the latest, the full listing every
- * LIST_RECHECK refreshes). Every bind checks the start time
+ * while another started is seen when the ended one's stat read fails:
+ * its first read after it ended still shows the time it ran before (no
+ * stat read then), later ones that it does not run, and its stat is read
+ * at its next STAT_RECHECK turn, within IDLE_RECHECK + STAT_RECHECK
+ * refreshes. It is dropped, the kernel counts one more than numalot
+ * knows, and the next refresh lists them all (at the latest, the full
+ * listing every LIST_RECHECK refreshes). Every bind checks the start time
  * (docs/real-node.md, "Cost").
  */
 static int known_tasks(struct real *r, struct rproc *p, size_t nsorted,

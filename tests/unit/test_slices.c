@@ -507,8 +507,8 @@ static void real_node_lists_when_counts_change(void **state)
 	assert_int_equal(n, n0 + 1);
 	assert_true(has_tid(ti, n, tids_of[2]));
 	/* Thread 0 ends, thread 3 starts: as many as before. Thread 0's
-	 * stat read fails within 8 refreshes (STAT_RECHECK), and the next
-	 * lists thread 3. */
+	 * stat read fails within 12 refreshes (IDLE_RECHECK + STAT_RECHECK:
+	 * known_tasks), and the next lists thread 3. */
 	stop[0] = 1;
 	pthread_join(th[0], NULL);
 	assert_int_equal(
@@ -516,7 +516,7 @@ static void real_node_lists_when_counts_change(void **state)
 		0);
 	while (!tids_of[3])
 		usleep(1000);
-	for (int r = 0; r < 10 && !seen; r++) {
+	for (int r = 0; r < 14 && !seen; r++) {
 		assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
 		for (size_t i = 0; i < n; i++) { /* as the engine does */
 			struct nl_sample s;
