@@ -26,7 +26,8 @@ struct rthread {
 	unsigned long long ticks, ticks_prev; /* utime+stime (no counters) */
 	int idle_reads;	 /* reads in a row that found it idle (refresh.c) */
 	int ticks_stale; /* not read this refresh: no sample */
-	int peeked;	 /* its events read this refresh (idle_reads set) */
+	int peeked;	 /* its events read at its last read (idle_reads set) */
+	unsigned turn;	 /* its process's refreshes (read in turns by it) */
 	double ticks_t_prev;
 	/* Its stat, read ahead for the next refresh (read_ahead): 1 read,
 	 * -1 tried (read again then), 0 none. */
@@ -145,8 +146,8 @@ void nl_real_thread_drop(struct real *r, struct rthread *t);
 /* The thread tid, or NULL (r->th sorted by tid, as between refreshes). */
 struct rthread *nl_real_find(struct real *r, pid_t tid);
 struct nl_task_stat;
-/* A thread seen for the first time: its limit, counters, affinity; the
- * CPU time it takes is kept apart (nl_real_takeover_s). */
+/* A thread seen for the first time: its limit, counters, affinity (the
+ * caller keeps the CPU time it takes apart: nl_real_takeover_s). */
 int nl_real_thread_init(struct real *r, struct rproc *p, struct rthread *t,
 			pid_t tid, const struct nl_task_stat *st);
 /* refresh.c: machine.h's threads, threads_of and read_ahead. */

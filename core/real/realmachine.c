@@ -22,7 +22,8 @@
 /* numa_maps can be long: read it at most this often per process. */
 #define PAGES_REFRESH_S 5.0
 #define PAGES_YOUNG_S 20.0
-/* ...and at least this often, whatever its faults and resident size say. */
+/* A due look this long after the last reading reads it, whatever its
+ * faults and resident size say. */
 #define PAGES_STILL_MAX_S 30.0
 /* A process's numa_maps is read at most once in (its mappings / this)
  * seconds: a reading costs about 0.7-1 us a mapping here (2,000 for a
@@ -190,6 +191,7 @@ static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
 	memset(t, 0, sizeof(*t));
 	t->stat_fd = -1;
 	t->tid = tid;
+	t->turn = (unsigned)tid; /* threads' turns spread over refreshes */
 	t->pid = p->info.pid;
 	t->start = st->starttime;
 	t->orig_os = hwloc_bitmap_alloc();
@@ -417,8 +419,9 @@ static int r_processes(struct nl_machine *m, const struct nl_process_info **out,
  * hinting faults, counted with the others), as numalot moves them (that
  * clears have_pages) or as memory is freed or swapped (its resident size
  * changes): /proc/PID/stat, one short read, says both, where numa_maps
- * walks every mapping, thread stacks included. Read in full at least
- * every PAGES_STILL_MAX_S all the same (docs/real-node.md, "Cost").
+ * walks every mapping, thread stacks included. A due look
+ * PAGES_STILL_MAX_S after the last reading reads it all the same
+ * (docs/real-node.md, "Cost").
  */
 static int still(struct rproc *p, double now)
 {

@@ -99,7 +99,11 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
 }
 
 /* An idle counted thread's stat is read at least every this many
- * refreshes: the tid of an ended one may have been reused. */
+ * refreshes of its process: the tid of an ended one may have been reused.
+ * Turns are counted per thread (rthread.turn), not by the node's refresh
+ * count: with several jobs due at different times, a process is refreshed
+ * only at some of those, and a turn that fell between them would never
+ * come. */
 #define STAT_RECHECK 8
 /* A process's task list is read in full at least every this many
  * refreshes (known_tasks): a safety net, as a thread that ended is seen
@@ -125,7 +129,7 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
  * thread is always read (its name after an exec, its state), and so is
  * one whose CPU is unknown (docs/real-node.md, "Cost").
  */
-static int stat_unchanged(struct real *r, struct rthread *t)
+static int stat_unchanged(struct rthread *t, unsigned turn)
 {
 	double share = 0;
 	int migrated = 1;
@@ -141,31 +145,31 @@ static int stat_unchanged(struct real *r, struct rthread *t)
 		return 0;
 	if (!migrated && share > 0)
 		return 1;
-	return ((unsigned)t->tid + r->gen) % STAT_RECHECK != 0;
+	return turn % STAT_RECHECK != 0;
 }
 
 /* An idle thread (idle_in_turn) is read once in this many refreshes. */
 #define IDLE_RECHECK 4
 
 /*
- * Can this idle thread be left unread this refresh? A counted thread
- * that ran less than STAT_IDLE_SHARE of a CPU since its last read (its
- * task-clock is exact; its group read is the one system call it costs a
- * period), or one past the descriptor budget (no counters: its CPU time
- * comes from its stat file, three system calls, in ticks) whose stat
- * showed no CPU time at its last two reads, is read in turns; in
+ * Can this idle thread be left unread this refresh (turn: its process's
+ * refreshes so far)? A counted thread that ran less than STAT_IDLE_SHARE
+ * of a CPU since its last read of its events (its task-clock is exact;
+ * its group read is the one system call it costs a period), or one whose
+ * CPU time comes in ticks from its stat file (past the descriptor
+ * budget: three system calls; or without the events) that showed none
+ * at its last two reads, is read in turns; in
  * between the machine gives no sample for it (the policies leave a
  * thread without one where it is, as they do an idle one), and the next
  * read's sample spans the whole time, so a thread that woke is seen, its
  * share right, within IDLE_RECHECK periods (docs/real-node.md, "Cost").
  * The main thread is always read.
  */
-static int idle_in_turn(unsigned gen, const struct rthread *t)
+static int idle_in_turn(const struct rthread *t, unsigned turn)
 {
 	return (t->ctr || t->ctr_err == -EMFILE) && t->start &&
 	       t->tid != t->pid && t->cpu >= 0 &&
-	       t->idle_reads >= (t->ctr ? 1 : 2) &&
-	       ((unsigned)t->tid + gen) % IDLE_RECHECK != 0;
+	       t->idle_reads >= (t->peeked ? 1 : 2) && turn % IDLE_RECHECK != 0;
 }
 
 /* The stat read ahead for t (r_read_ahead), taken once: 1 if there was. */
@@ -260,9 +264,10 @@ static int read_thread(struct real *r, struct rproc *p, struct rthread *t,
 {
 	struct nl_task_stat st;
 	int fresh = 1; /* its first read: says nothing of idle */
+	unsigned turn = t ? t->turn++ : 0; /* its process's refreshes */
 	int rc;
 
-	if (t && idle_in_turn(r->gen, t)) {
+	if (t && idle_in_turn(t, turn)) {
 		t->gen = r->gen; /* as it was, not sampled */
 		t->ticks_stale = 1;
 		return 0;
@@ -271,7 +276,7 @@ static int read_thread(struct real *r, struct rproc *p, struct rthread *t,
 		t->ticks_stale = 0;
 		t->peeked = 0;
 	}
-	if (t && stat_unchanged(r, t)) {
+	if (t && stat_unchanged(t, turn)) {
 		t->gen = r->gen; /* its CPU as it was */
 		return 0;
 	}
@@ -289,8 +294,11 @@ static int read_thread(struct real *r, struct rproc *p, struct rthread *t,
 		 * over in its place. */
 		double c0 = nl_thread_cpu_s();
 		nl_real_thread_drop(r, t);
+		double c1 = nl_thread_cpu_s();
+		r->release_s += c1 - c0; /* letting the old one go */
+		r->released++;
 		rc = nl_real_thread_init(r, p, t, tid, &st);
-		r->takeover_s += nl_thread_cpu_s() - c0;
+		r->takeover_s += nl_thread_cpu_s() - c1;
 		if (rc < 0) {
 			nl_real_thread_drop(r, t);
 			t->start = 0; /* dropped below */
@@ -537,10 +545,10 @@ int nl_real_threads_of(struct nl_machine *m, const int *pids, size_t npids,
 /* Would the next refresh open, read and close this thread's stat (a
  * known thread without counters, not its process's main thread, and not
  * one it leaves unread, idle)? */
-static int reads_ahead(const struct real *r, const struct rthread *t)
+static int reads_ahead(const struct rthread *t)
 {
 	return !t->ctr && t->start && t->tid != t->pid && !t->ahead &&
-	       !idle_in_turn(r->gen + 1, t);
+	       !idle_in_turn(t, t->turn);
 }
 
 /*
@@ -589,7 +597,7 @@ int nl_real_read_ahead(struct nl_machine *m, const int *pids, size_t npids,
 	for (size_t i = 0; i < r->nth && rc == 0; i++) {
 		struct rthread *t = &r->th[i];
 		struct nl_task_stat st;
-		if (!reads_ahead(r, t) || !pid_set_has(&set, t->pid))
+		if (!reads_ahead(t) || !pid_set_has(&set, t->pid))
 			continue;
 		if (done++ == max) {
 			rc = 1;
