@@ -617,42 +617,82 @@ static void page_looks(struct nl_machine *m, int pid, unsigned long *reads,
 	fail();
 }
 
+/* A quiet child: blocked on cmd until told 't' (touch 64 MiB), 'f'
+ * (free it), 'q' (exit) or anything else (nothing); it answers each on
+ * ack. */
+static void quiet_child(int cmd, int ack)
+{
+	const size_t len = 64 << 20;
+	char *mem = NULL, c;
+	while (read(cmd, &c, 1) == 1 && c != 'q') {
+		if (c == 't' && (mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+					    MAP_PRIVATE | MAP_ANONYMOUS, -1,
+					    0)) != MAP_FAILED)
+			memset(mem, 1, len);
+		if (c == 'f' && mem && mem != MAP_FAILED)
+			munmap(mem, len);
+		if (write(ack, &c, 1) != 1)
+			break;
+	}
+	_exit(0);
+}
+
+/* Tell the quiet child c; wait for its answer. */
+static void tell(int cmd, int ack, char c)
+{
+	char r;
+	assert_int_equal(write(cmd, &c, 1), 1);
+	assert_int_equal(read(ack, &r, 1), 1);
+}
+
 /*
  * A due numa_maps reading is left out while the process's page faults and
  * resident size stay as they were (one read of /proc/PID/stat); memory
  * touched since (faults) or freed (resident size) is read at the next
- * due look (docs/real-node.md, "Cost").
+ * due look (docs/real-node.md, "Cost"). The process is a quiet child,
+ * blocked between commands (this one faults of its own: its allocator,
+ * and under ASan its shadow memory).
  */
 static void real_node_leaves_still_pages_unread(void **state)
 {
 	struct nl_topology *topo;
 	struct nl_machine *m;
-	const size_t len = 64 << 20;
+	struct nl_real_options o = {.backend = NL_BACKEND_SOFTWARE,
+				    .fallback = 1};
+	struct nl_proc_opts po = {.job = 1};
 	unsigned long reads, kept, reads0, kept0;
-	int pid = getpid();
+	int cmd[2], ack[2];
+	char err[256];
 	double a, b;
-	char *mem;
+	pid_t pid;
 	(void)state;
-	if (!(m = self_managed(&topo)))
+	if (!(m = real_here(&o, &topo)))
 		skip();
+	assert_int_equal(pipe(cmd), 0);
+	assert_int_equal(pipe(ack), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		quiet_child(cmd[0], ack[1]);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	tell(cmd[1], ack[0], 'n'); /* in its loop: its first faults done */
+	tell(cmd[1], ack[0], 'n');
+	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
 	a = pages_now(m, pid);
 	page_looks(m, pid, &reads0, &kept0);
 	assert_int_equal(reads0, 1);
-	/* Nothing touched: a due look reads no numa_maps. (This process may
-	 * fault now and then of its own: a few tries, a due look every 1-2
-	 * s.) */
-	for (int k = 0; k < 8; k++) {
-		usleep(1100000);
-		pages_now(m, pid);
-		page_looks(m, pid, &reads, &kept);
-		if (kept > kept0)
-			break;
-	}
+	/* Nothing touched: the next due look reads no numa_maps. */
+	usleep(1100000);
+	pages_now(m, pid);
+	page_looks(m, pid, &reads, &kept);
+	assert_int_equal(reads, reads0);
 	assert_true(kept > kept0);
 	/* 64 MiB touched: the next due look reads it. */
-	mem = malloc(len);
-	assert_non_null(mem);
-	memset(mem, 1, len);
+	tell(cmd[1], ack[0], 't');
 	page_looks(m, pid, &reads0, &kept0);
 	usleep(2100000);
 	b = pages_now(m, pid);
@@ -660,13 +700,17 @@ static void real_node_leaves_still_pages_unread(void **state)
 	assert_int_equal(reads, reads0 + 1);
 	assert_true(b > a + 8192);
 	/* Freed (no fault, fewer resident pages): read again. */
-	free(mem);
+	tell(cmd[1], ack[0], 'f');
 	page_looks(m, pid, &reads0, &kept0);
 	usleep(2100000);
 	b = pages_now(m, pid);
 	page_looks(m, pid, &reads, &kept);
 	assert_int_equal(reads, reads0 + 1);
 	assert_true(b < a + 8192);
+	assert_int_equal(write(cmd[1], "q", 1), 1); /* no answer: it ends */
+	close(cmd[1]);
+	close(ack[0]);
+	waitpid(pid, NULL, 0);
 	nl_machine_destroy(m);
 	nl_topology_free(topo);
 }
@@ -876,8 +920,9 @@ static void idle_in_turns(int counted)
 			if (rc == -ENODATA)
 				skipped++;
 			else
+				/* idle: a wake-up every 2 ms, a few % */
 				assert_true(rc == 0 &&
-					    s.task_clock_s <= 0.02 * s.wall_s);
+					    s.task_clock_s <= 0.1 * s.wall_s);
 		}
 		usleep(100000);
 	}
