@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -16,29 +18,94 @@
 #include "cgroup.h"
 #include "util.h"
 
+int nl_real_proc_pidfd(struct rproc *p)
+{
+	struct nl_task_stat st;
+	int fd, rc;
+
+	if (p->pidfd > 0)
+		return p->pidfd;
+	fd = (int)syscall(SYS_pidfd_open, p->info.pid, 0);
+	if (fd < 0)
+		return errno == ESRCH ? -ESRCH : -1;
+	/* Opened by pid: it names p only if p still had that pid then. */
+	rc = nl_proc_read_stat(p->info.pid, p->info.pid, &st);
+	if (rc < 0 || st.starttime != p->start || fd == 0) {
+		close(fd);
+		return rc == -ESRCH || (rc == 0 && st.starttime != p->start)
+			       ? -ESRCH
+			       : -1;
+	}
+	p->pidfd = fd;
+	return fd;
+}
+
+/*
+ * Has p's pidfd told that the whole process ended? 1 it has, 0 it runs,
+ * -1 where it cannot tell: no pidfd open (only the wait opens them, for
+ * the few processes of a command numalot runs; the agent's many do not
+ * get a descriptor each), or poll failed. The kernel makes it readable
+ * once every thread has exited, the leader included: a zombie leader
+ * whose other threads run is running.
+ */
+static int pidfd_ended(const struct rproc *p)
+{
+	struct pollfd pf = {p->pidfd, POLLIN, 0};
+
+	if (p->pidfd <= 0 || poll(&pf, 1, 0) < 0 || (pf.revents & POLLNVAL))
+		return -1;
+	return (pf.revents & (POLLIN | POLLHUP)) != 0;
+}
+
+/*
+ * p's leader's stat, by its stat file kept open where numalot has it (one
+ * system call; bound to that thread, so that it says -ESRCH once the
+ * leader is gone, whatever took its pid), else by its path.
+ */
+static int leader_stat(struct real *r, const struct rproc *p,
+		       struct nl_task_stat *st)
+{
+	struct rthread *t = nl_real_find(r, p->info.pid);
+	int rc;
+
+	if (t && t->pid == p->info.pid && t->start == p->start &&
+	    t->stat_fd >= 0) {
+		rc = nl_proc_pread_stat(t->stat_fd, st);
+		if (rc == 0 || rc == -ESRCH)
+			return rc;
+	}
+	return nl_proc_read_stat(p->info.pid, p->info.pid, st);
+}
+
 /*
  * Is the process still the one registered, running, and (if asked) its
  * user's? A zombie leader whose other threads run is alive. Only the
  * kernel's word that it is gone (or another process under its pid, or
  * another owner) ends it: a failure to read (out of descriptors, memory)
- * does not.
+ * does not. An open pidfd, or the leader's kept stat file, tells in one
+ * system call (docs/real-node.md, "Cost").
  */
-static int alive(const struct rproc *p, int *changed_hands)
+static int alive(struct real *r, const struct rproc *p, int *changed_hands)
 {
 	struct nl_task_stat st;
 	pid_t pid = p->info.pid, *tids;
 	size_t n;
-	int running = 0, rc = nl_proc_read_stat(pid, pid, &st);
+	int running = 0, rc, ended = pidfd_ended(p);
 
-	if (rc == -ESRCH || (rc == 0 && st.starttime != p->start))
+	if (ended == 1)
 		return 0;
-	if (rc < 0)
-		return 1;
 	if (p->o.check_uid && !p->pending &&
 	    nl_proc_owned_by(pid, p->o.uid) == -EPERM) {
 		*changed_hands = 1;
 		return 0;
 	}
+	if (ended == 0)
+		return 1;
+	rc = leader_stat(r, p, &st);
+	if (rc == -ESRCH || (rc == 0 && st.starttime != p->start))
+		return 0;
+	if (rc < 0)
+		return 1;
 	if (st.state != 'Z' && st.state != 'X')
 		return 1;
 	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
@@ -57,7 +124,7 @@ static void note_ends(struct real *r, int only_refresh)
 		int changed = 0;
 		if (r->procs[i].info.end_s >= 0 ||
 		    (only_refresh && !r->procs[i].refresh) ||
-		    alive(&r->procs[i], &changed))
+		    alive(r, &r->procs[i], &changed))
 			continue;
 		r->procs[i].info.end_s = r_now(&r->m);
 		/* Let go of a process that changed hands (a setuid program):
@@ -214,13 +281,16 @@ static void children_read(struct real *r, pid_t pid, pid_t tid, uint64_t clock)
 }
 
 /* Read tid's children file unless it cannot have changed. */
-static void children_if_ran(struct real *r, pid_t pid, pid_t tid,
-			    const struct nl_proc_opts *o)
+static int children_if_ran(struct real *r, pid_t pid, pid_t tid,
+			   const struct nl_proc_opts *o)
 {
 	uint64_t clock;
-	if (may_have_children(r, pid, tid, &clock) &&
-	    children_of(r, pid, tid, o) == 0)
-		children_read(r, pid, tid, clock);
+	if (!may_have_children(r, pid, tid, &clock))
+		return 0;
+	if (children_of(r, pid, tid, o) < 0)
+		return -1;
+	children_read(r, pid, tid, clock);
+	return 0;
 }
 
 /* What a child of p is managed with. */
@@ -240,19 +310,19 @@ int nl_real_add_children(struct real *r, struct rproc *p, int all)
 	/* Copies: adding a process may move r->procs, and p with it. */
 	struct nl_proc_opts o = child_opts(p);
 
-	if (!all) {
-		children_of(r, pid, pid, &o);
-		return 0;
-	}
+	int missed = 0;
+
+	if (!all)
+		return children_of(r, pid, pid, &o) < 0;
 	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
-		return 0;
+		return 1;
 	for (size_t i = 0; i < n; i++)
 		if (tids[i] == pid)
-			children_of(r, pid, tids[i], &o);
+			missed |= children_of(r, pid, tids[i], &o) < 0;
 		else
-			children_if_ran(r, pid, tids[i], &o);
+			missed |= children_if_ran(r, pid, tids[i], &o) < 0;
 	free(tids);
-	return 0;
+	return missed;
 }
 
 int nl_real_add_children_turn(struct real *r, struct rproc *p, double now,
@@ -346,6 +416,7 @@ int nl_real_add_process(struct nl_machine *m, int pid,
 	p->o = *o;
 	p->info.pid = pid;
 	p->start = st.starttime;
+	p->children_pid_main = p->children_pid_all = -1;
 	p->orig_os = hwloc_bitmap_alloc();
 	p->pinned_os = hwloc_bitmap_alloc();
 	p->alloc_os = hwloc_bitmap_alloc();

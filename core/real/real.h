@@ -69,5 +69,8 @@ void nl_real_set_budget(struct nl_machine *m, size_t node, size_t per_uid);
 double nl_real_takeover_s(struct nl_machine *m, size_t *threads);
 /* The same for letting ended threads go (their descriptors closed). */
 double nl_real_release_s(struct nl_machine *m, size_t *threads);
+/* Threads' stat files read so far (refreshes and reads ahead): what the
+ * tests count (docs/real-node.md, "Cost"). 0 for another machine. */
+size_t nl_real_stat_reads(struct nl_machine *m);
 
 #endif

@@ -37,6 +37,9 @@ struct rthread {
 	char ahead_state;
 	int ahead_processor;
 	unsigned long long ahead_start, ahead_ticks;
+	/* The node's last pid (real.last_pid) when its stat was last read
+	 * (-1: unknown, or read ahead before it was known). */
+	long stat_pid;
 };
 
 struct rproc {
@@ -67,6 +70,9 @@ struct rproc {
 	unsigned listed_gen;  /* refresh of its last full task listing */
 	int taken;	      /* read once: its taking over is done */
 	size_t nthreads;      /* its threads at its last refresh */
+	/* The node's last pid when its main thread's children file, and
+	 * every thread's, were last read without a miss (-1: never). */
+	long children_pid_main, children_pid_all;
 };
 
 /* Threads holding counter descriptors, per user (the budget). */
@@ -95,6 +101,11 @@ struct real {
 	size_t taken_over;
 	double release_s; /* CPU time letting ended threads go */
 	size_t released;
+	/* /proc/sys/kernel/ns_last_pid, kept open (-1: none), and its value
+	 * at this refresh (-1: unknown): the last pid the node gave out. */
+	int last_pid_fd;
+	long last_pid;
+	size_t stat_reads; /* threads' stat files read (nl_real_stat_reads) */
 };
 
 /* The machine's own state: for its own ops (core/real/ only; callers
@@ -118,12 +129,16 @@ static inline struct rproc *proc_of(struct real *r, pid_t pid)
 }
 
 /* procs.c: the managed processes. */
+/* p's pidfd (opened once, checked to name p): the descriptor, -ESRCH when
+ * p is gone, -1 where there is none. */
+int nl_real_proc_pidfd(struct rproc *p);
 void nl_real_note_ends(struct real *r);
 /* The same for the processes under refresh only (rproc.refresh). */
 void nl_real_note_ends_some(struct real *r);
 void nl_real_check_pending(struct real *r, struct rproc *p);
 /* Manage the children p started (of its main thread; all: of every one
- * of its threads). */
+ * of its threads). 1 if some could not be read or managed (tried again
+ * at the next look), else 0. */
 int nl_real_add_children(struct real *r, struct rproc *p, int all);
 /*
  * A process of more than min_threads known threads: their children files

@@ -5,6 +5,7 @@
 #include "real_priv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,7 @@ static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
 {
 	memset(t, 0, sizeof(*t));
 	t->stat_fd = -1;
+	t->stat_pid = -1;
 	t->tid = tid;
 	t->turn = (unsigned)tid; /* threads' turns spread over refreshes */
 	t->pid = p->info.pid;
@@ -352,14 +354,12 @@ static int r_wait(struct nl_machine *m, double seconds)
 			struct rproc *p = &r->procs[i];
 			if (p->info.end_s >= 0)
 				continue;
-			if (p->pidfd <= 0)
-				p->pidfd = (int)syscall(SYS_pidfd_open,
-							p->info.pid, 0);
-			if (p->pidfd <= 0) {
+			int fd = nl_real_proc_pidfd(p);
+			if (fd < 0) {
 				n = 0;
 				break;
 			}
-			pf[n++] = (struct pollfd){p->pidfd, POLLIN, 0};
+			pf[n++] = (struct pollfd){fd, POLLIN, 0};
 		}
 		if (n) {
 			int rc = poll(pf, n, (int)(left * 1e3) + 1);
@@ -511,6 +511,8 @@ static void r_destroy(struct nl_machine *m)
 	free(r->out);
 	free(r->infos);
 	free(r->uids);
+	if (r->last_pid_fd >= 0)
+		close(r->last_pid_fd);
 	if (r->live)
 		hwloc_topology_destroy(r->live);
 	free(r);
@@ -563,6 +565,7 @@ int nl_real_create(const struct nl_topology *topo,
 		err[0] = 0;
 	if (!r)
 		return -ENOMEM;
+	r->last_pid_fd = -1;
 	r->o = *o;
 	/* A backend is used only if it works here, found by trying. */
 	struct nl_probe p;
@@ -621,6 +624,9 @@ int nl_real_create(const struct nl_topology *topo,
 		r->max_counted = lim > reserve ? (lim - reserve) / per : 0;
 		r->max_counted_per_uid = o->max_counted_per_uid;
 	}
+	r->last_pid_fd =
+		open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+	r->last_pid = -1;
 	r->t0 = nl_mono_s();
 	*out = &r->m;
 	return 0;
@@ -672,6 +678,12 @@ double nl_real_takeover_s(struct nl_machine *m, size_t *threads)
 	if (threads)
 		*threads = r ? r->taken_over : 0;
 	return r ? r->takeover_s : 0;
+}
+
+size_t nl_real_stat_reads(struct nl_machine *m)
+{
+	struct real *r = real_of(m);
+	return r ? r->stat_reads : 0;
 }
 
 void nl_real_set_budget(struct nl_machine *m, size_t node, size_t per_uid)

@@ -125,11 +125,13 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
  * we know; one that did not run did not move either, and one that ran
  * less than STAT_IDLE_SHARE of a CPU is idle to the policies whatever CPU
  * it woke on: both are read in turns, so that a tid reused by a new
- * thread of the process is seen within STAT_RECHECK refreshes. The main
+ * thread of the process is seen within STAT_RECHECK refreshes, unless no
+ * task was created on the node since its stat was read (read_last_pid:
+ * then none can have been). The main
  * thread is always read (its name after an exec, its state), and so is
  * one whose CPU is unknown (docs/real-node.md, "Cost").
  */
-static int stat_unchanged(struct rthread *t, unsigned turn)
+static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid)
 {
 	double share = 0;
 	int migrated = 1;
@@ -145,7 +147,8 @@ static int stat_unchanged(struct rthread *t, unsigned turn)
 		return 0;
 	if (!migrated && share > 0)
 		return 1;
-	return turn % STAT_RECHECK != 0;
+	return turn % STAT_RECHECK != 0 ||
+	       (last_pid >= 0 && t->stat_pid == last_pid);
 }
 
 /* An idle thread (idle_in_turn) is read once in this many refreshes. */
@@ -189,13 +192,14 @@ static int ahead_take(struct rthread *t, struct nl_task_stat *st)
 }
 
 /* tid's stat for this refresh: read ahead, from its open file, or now. */
-static int thread_stat(struct rthread *t, pid_t pid, pid_t tid,
+static int thread_stat(struct real *r, struct rthread *t, pid_t pid, pid_t tid,
 		       struct nl_task_stat *st)
 {
 	int rc;
 
 	if (t && ahead_take(t, st))
 		return 0;
+	r->stat_reads++;
 	rc = t && t->stat_fd >= 0 ? nl_proc_pread_stat(t->stat_fd, st) : -EBADF;
 	if (rc == -ESRCH && t) /* that thread ended: its tid reused */
 		st->starttime = 0;
@@ -276,11 +280,12 @@ static int read_thread(struct real *r, struct rproc *p, struct rthread *t,
 		t->ticks_stale = 0;
 		t->peeked = 0;
 	}
-	if (t && stat_unchanged(t, turn)) {
+	if (t && stat_unchanged(t, turn, r->last_pid)) {
 		t->gen = r->gen; /* its CPU as it was */
 		return 0;
 	}
-	rc = thread_stat(t, p->info.pid, tid, &st);
+	int ahead = t && t->ahead > 0;
+	rc = thread_stat(r, t, p->info.pid, tid, &st);
 	if (rc < 0 && rc != -ESRCH && t && t->start) {
 		t->gen = r->gen; /* could not read it now: keep it */
 		return 0;
@@ -321,6 +326,7 @@ static int read_thread(struct real *r, struct rproc *p, struct rthread *t,
 		t->idle_reads = ticks == t->ticks ? t->idle_reads + 1 : 0;
 	t->ticks = ticks;
 	t->gen = r->gen;
+	t->stat_pid = ahead ? -1 : r->last_pid;
 	return 0;
 }
 
@@ -365,6 +371,34 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 	return rc;
 }
 
+/*
+ * The last pid the node gave out (ns_last_pid), read once a refresh before
+ * any process: -1 where it cannot be read. While it stays the same no
+ * task was created anywhere on the node: a thread whose stat was read
+ * since cannot have ended and been replaced with its process's count
+ * unchanged, nor its tid reused, so its stat is not read again to see
+ * (stat_unchanged); and no child was started, so the children files are
+ * not read again (follow_children) (docs/real-node.md, "Cost"). Writing
+ * ns_last_pid takes privilege; a thread taken for another this way is
+ * still never bound, as every bind checks the start time.
+ */
+static long read_last_pid(struct real *r)
+{
+	char buf[32];
+	ssize_t n;
+	char *end;
+	long v;
+
+	if (r->last_pid_fd < 0)
+		return -1;
+	n = pread(r->last_pid_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	v = strtol(buf, &end, 10);
+	return end > buf && v >= 0 ? v : -1;
+}
+
 /* Mark the processes to refresh: those in pids, or all (pids NULL). */
 static int mark_refresh(struct real *r, const int *pids, size_t npids)
 {
@@ -404,9 +438,21 @@ static void follow_children(struct real *r, double now)
 					      CHILDREN_TURN_THREADS) == 0)
 			continue;
 		int all = now - p->children_t >= CHILDREN_SCAN_S;
+		long lp = r->last_pid;
+		/* No task created on the node since these files were read
+		 * without a miss: none of them can have changed. */
+		if (lp >= 0 &&
+		    (all ? p->children_pid_all : p->children_pid_main) == lp)
+			continue;
 		if (all)
 			p->children_t = now;
-		nl_real_add_children(r, p, all);
+		int missed = nl_real_add_children(r, p, all);
+		p = &r->procs[i]; /* children added: r->procs may move */
+		if (!missed) {
+			p->children_pid_main = lp;
+			if (all)
+				p->children_pid_all = lp;
+		}
 	}
 	for (size_t i = nprocs; i < r->nprocs; i++)
 		r->procs[i].refresh = 1; /* children found just now */
@@ -490,6 +536,7 @@ static int refresh(struct real *r, const int *pids, size_t npids,
 	if (rc < 0)
 		return rc;
 	r->gen++;
+	r->last_pid = read_last_pid(r);
 	for (size_t i = 0; i < r->nprocs; i++) {
 		r->procs[i].refresh |= r->procs[i].found_ahead;
 		r->procs[i].found_ahead = 0;
@@ -603,6 +650,7 @@ int nl_real_read_ahead(struct nl_machine *m, const int *pids, size_t npids,
 			rc = 1;
 			break;
 		}
+		r->stat_reads++;
 		t->ahead = nl_proc_read_stat(t->pid, t->tid, &st) < 0 ? -1 : 1;
 		if (t->ahead < 0)
 			continue;

@@ -1,0 +1,238 @@
+/*
+ * Unit tests of what the real node leaves unread on a quiet node, and of
+ * how it sees a process end (issue 14; docs/real-node.md, "Cost"): an
+ * idle thread's stat is read again to catch a reused tid only once a
+ * task was created on the node since it was last read; a process is
+ * running until its pidfd says every thread of it has exited, a zombie
+ * leader's other threads included.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "real.h"
+
+static struct nl_machine *real_here(struct nl_topology **topo)
+{
+	struct nl_real_options o = {.backend = NL_BACKEND_SOFTWARE,
+				    .fallback = 1};
+	struct nl_machine *m;
+	char err[256];
+
+	if (nl_topology_load(NULL, topo, err, sizeof(err)) < 0)
+		return NULL;
+	if (nl_real_create(*topo, &o, &m, err, sizeof(err)) < 0) {
+		nl_topology_free(*topo);
+		return NULL;
+	}
+	return m;
+}
+
+/* The node's last pid (-1 where it cannot be read). */
+static long last_pid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "r");
+	long v = -1;
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* One refresh of pid as the engine makes it: its threads, then each
+ * thread's sample. */
+static void refresh(struct nl_machine *m, int pid)
+{
+	const struct nl_thread_info *ti;
+	size_t n;
+	assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct nl_sample s;
+		m->ops->sample(m, ti[i].tid, &s);
+	}
+}
+
+#define IDLE 4
+#define WINDOW 16 /* refreshes: twice STAT_RECHECK (refresh.c) */
+static int idle_fd[2];
+
+static void *idle_thread(void *arg)
+{
+	char c;
+	(void)arg;
+	while (read(idle_fd[0], &c, 1) < 0)
+		;
+	return NULL;
+}
+
+static void *no_op(void *arg)
+{
+	return arg;
+}
+
+/*
+ * Four threads blocked on a pipe, the whole time idle. Once no task was
+ * created on the node for a window of refreshes (each idle thread's stat
+ * read once meanwhile), a second such window reads no stat but the main
+ * thread's (read every refresh); a thread started makes the idle ones'
+ * stat read again. A busy node may create tasks all the time: the test
+ * looks for two quiet windows in a row, and skips if it never finds them.
+ */
+static void real_node_quiet_node_rereads_no_stat(void **state)
+{
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	struct nl_proc_opts po = {.job = 1};
+	pthread_t th[IDLE];
+	char err[256];
+	int pid = getpid(), found = 0;
+	(void)state;
+	if (last_pid() < 0 || !(m = real_here(&topo)))
+		skip();
+	assert_int_equal(pipe(idle_fd), 0);
+	for (int i = 0; i < IDLE; i++)
+		assert_int_equal(
+			pthread_create(&th[i], NULL, idle_thread, NULL), 0);
+	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
+	for (int tries = 0; tries < 200 && !found; tries++) {
+		long v0 = last_pid();
+		for (int r = 0; r < WINDOW; r++)
+			refresh(m, pid);
+		long v1 = last_pid();
+		size_t s0 = nl_real_stat_reads(m);
+		for (int r = 0; r < WINDOW; r++)
+			refresh(m, pid);
+		size_t reads = nl_real_stat_reads(m) - s0;
+		if (v0 != v1 || last_pid() != v1)
+			continue; /* a task was created: not quiet */
+		found = 1;
+		assert_int_equal(reads, WINDOW); /* the main thread's only */
+	}
+	if (found) {
+		/* A task created: within STAT_RECHECK + IDLE_RECHECK
+		 * refreshes each idle thread's stat is read again. */
+		pthread_t t;
+		size_t s0 = nl_real_stat_reads(m);
+		assert_int_equal(pthread_create(&t, NULL, no_op, NULL), 0);
+		pthread_join(t, NULL);
+		for (int r = 0; r < 12; r++)
+			refresh(m, pid);
+		assert_true(nl_real_stat_reads(m) - s0 >= 12 + IDLE);
+	}
+	assert_int_equal(write(idle_fd[1], "xxxx", IDLE), IDLE);
+	for (int i = 0; i < IDLE; i++)
+		pthread_join(th[i], NULL);
+	close(idle_fd[0]);
+	close(idle_fd[1]);
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+	if (!found) {
+		print_message("the node was never quiet for two windows of "
+			      "%d refreshes: not tried\n",
+			      WINDOW);
+		skip();
+	}
+}
+
+static int worker_fd[2], leader_fd[2];
+
+static void *child_worker(void *arg)
+{
+	char c;
+	(void)arg;
+	while (read(worker_fd[0], &c, 1) < 0)
+		;
+	return NULL;
+}
+
+/* Is pid's process ended, as the machine has it after a refresh? */
+static int ended(struct nl_machine *m, int pid)
+{
+	const struct nl_process_info *p;
+	size_t n;
+	refresh(m, pid);
+	assert_int_equal(m->ops->processes(m, &p, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (p[i].pid == pid)
+			return p[i].end_s >= 0;
+	fail_msg("process %d is not managed", pid);
+	return 1;
+}
+
+/*
+ * A process whose main thread has exited while another runs on (its
+ * leader a zombie) is running; it ends when that thread does, seen at
+ * the next refresh and by the wait.
+ */
+static void real_node_zombie_leader_runs_on(void **state)
+{
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	struct nl_proc_opts po = {.job = 1};
+	struct nl_task_stat st;
+	char err[256], c;
+	pid_t child;
+	(void)state;
+	if (!(m = real_here(&topo)))
+		skip();
+	assert_int_equal(pipe(worker_fd), 0);
+	assert_int_equal(pipe(leader_fd), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, child_worker, NULL) != 0)
+			_exit(1);
+		while (read(leader_fd[0], &c, 1) < 0)
+			;
+		pthread_exit(NULL); /* the leader only: the worker runs on */
+	}
+	assert_int_equal(m->ops->add_process(m, child, &po, err, sizeof(err)),
+			 0);
+	assert_int_equal(write(leader_fd[1], "x", 1), 1);
+	for (int i = 0; i < 400; i++) {
+		if (nl_proc_read_stat(child, child, &st) == 0 &&
+		    st.state == 'Z')
+			break;
+		usleep(5000);
+	}
+	assert_int_equal(st.state, 'Z');
+	assert_false(ended(m, child));
+	assert_int_equal(m->ops->wait(m, 0.05), 1); /* the deadline */
+	assert_false(ended(m, child));
+	assert_int_equal(write(worker_fd[1], "x", 1), 1);
+	/* The wait returns at the end, well before its deadline. */
+	assert_int_equal(m->ops->wait(m, 30), 0);
+	assert_true(ended(m, child));
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	for (int i = 0; i < 2; i++) {
+		close(worker_fd[i]);
+		close(leader_fd[i]);
+	}
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(real_node_quiet_node_rereads_no_stat),
+		cmocka_unit_test(real_node_zombie_leader_runs_on),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
