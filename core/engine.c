@@ -181,6 +181,7 @@ static void model_domain(struct nl_engine *e, struct edomain *d, double now,
 	for (size_t i = 0; i < nmine; i++) {
 		struct ethread *t = mine[i];
 		struct nl_perf pf;
+		struct nl_sample s; /* what nl_perf_compute reads of it */
 		t->has_prev = t->has_perf;
 		t->prev_perf = t->perf;
 		if (!t->acc_added) {
@@ -191,17 +192,13 @@ static void model_domain(struct nl_engine *e, struct edomain *d, double now,
 			continue;
 		}
 		t->acc_added = 0;
-		t->has_perf = nl_perf_compute(&t->acc, &d->params.perf,
-					      topo->nnodes, &pf) == 0;
+		nl_sample_sum_get(&t->acc, topo->nnodes, &s);
+		t->has_perf = nl_perf_compute(&s, &d->params.perf, topo->nnodes,
+					      &pf) == 0;
 		int cpu = t->acc.cpu >= 0 ? t->acc.cpu : t->cpu;
 		t->acc_measured = t->acc.measured;
-		/* Empty again: the by-node arrays only where some were added
-		 * (1.5 KB a thread, for nothing without latency samples). */
-		memset(&t->acc, 0,
-		       t->acc_nodes ? sizeof(t->acc)
-				    : offsetof(struct nl_sample, lat_count));
+		nl_sample_sum_clear(&t->acc, t->acc_nodes ? topo->nnodes : 0);
 		t->acc_nodes = 0;
-		t->acc.cpu = -1;
 		if (!t->has_perf)
 			continue;
 		t->perf = pf.perf;

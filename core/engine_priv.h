@@ -6,9 +6,10 @@
 #include "perf.h"
 
 /* A thread the engine has taken over, alive or gone. The fields a period
- * touches come first; the per-node arrays (NL_MAX_NODES each, most of the
- * record) last, so that a period's pass over 10,000 threads touches a few
- * cache lines of each (docs/real-node.md, "Cost"). */
+ * touches come first; the per-node arrays, as many as the machine has
+ * nodes, last: a thread's record is a few hundred bytes on a small node
+ * (its first touch, and each period's, cost by the page and the cache
+ * line: docs/real-node.md, "Cost"). */
 struct ethread {
 	int tid;
 	int pid;
@@ -41,9 +42,12 @@ struct ethread {
 	int periods_measured;
 	double sum_ops_per_s, sum_oi, sum_latency_ns, sum_perf;
 	int n_ops, n_oi, n_latency;
-	struct nl_sample acc; /* since its domain's last step */
-	double time_on_node[NL_MAX_NODES];
+	struct nl_sample_sum acc; /* since its domain's last step */
+	double *time_on_node;	  /* by node (in node_data) */
 	struct nl_record record;
+	/* Its by-node arrays, as many nodes as the machine has: time on
+	 * each, then acc's latency counts and sums and accesses. */
+	double node_data[];
 };
 
 struct event {

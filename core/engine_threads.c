@@ -27,9 +27,15 @@ static struct ethread *thread_new(struct nl_engine *e,
 	hwloc_const_bitmap_t limit =
 		d && d->params.keep_bindings && ti->affinity ? ti->affinity
 							     : ti->allowed;
-	struct ethread *t = calloc(1, sizeof(*t));
+	size_t nn = (size_t)e->m->topo->nnodes;
+	struct ethread *t =
+		calloc(1, sizeof(*t) + 4 * nn * sizeof(t->node_data[0]));
 	if (!t)
 		return NULL;
+	t->time_on_node = t->node_data;
+	t->acc.lat_count = t->node_data + nn;
+	t->acc.lat_sum_ns = t->node_data + 2 * nn;
+	t->acc.access = t->node_data + 3 * nn;
 	if (e->nall == e->capall) {
 		size_t cap = e->capall ? e->capall * 2 : 64;
 		struct ethread **n = realloc(e->all, cap * sizeof(*n));
@@ -328,9 +334,9 @@ void nl_engine_sample_threads(struct nl_engine *e, struct ethread **th,
 		struct nl_sample s; /* written whole by sample (machine.h) */
 		if (e->m->ops->sample(e->m, t->tid, &s) < 0)
 			continue;
-		nl_sample_add(&t->acc, &s);
+		nl_sample_sum_add(&t->acc, &s, topo->nnodes);
 		t->acc_added = 1;
-		/* as nl_sample_add adds the by-node arrays */
+		/* as nl_sample_sum_add adds the by-node arrays */
 		if (s.measured & (NL_M_LATENCY | NL_M_NODE_ACCESS))
 			t->acc_nodes = 1;
 		int cpu = s.cpu >= 0 ? s.cpu : t->cpu;

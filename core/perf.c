@@ -84,11 +84,25 @@ void nl_record_clear(struct nl_record *r)
 
 void nl_record_note(struct nl_record *r, int node, double perf, double t_s)
 {
+	int k = -1;
+
 	if (node < 0 || node >= NL_MAX_NODES)
 		return;
-	r->perf[node] = perf;
-	r->t_s[node] = t_s;
-	r->valid[node] = 1;
+	for (int i = 0; i < NL_RECORD_SLOTS && k < 0; i++)
+		if (r->node[i] == node + 1)
+			k = i;
+	for (int i = 0; i < NL_RECORD_SLOTS && k < 0; i++)
+		if (r->node[i] == 0)
+			k = i;
+	if (k < 0) { /* full: the oldest note makes room */
+		k = 0;
+		for (int i = 1; i < NL_RECORD_SLOTS; i++)
+			if (r->t_s[i] < r->t_s[k])
+				k = i;
+	}
+	r->node[k] = (unsigned char)(node + 1);
+	r->perf[k] = perf;
+	r->t_s[k] = t_s;
 }
 
 double nl_record_weight(const struct nl_perf_params *p, double age_s)
@@ -102,13 +116,19 @@ int nl_record_get(const struct nl_record *r, const struct nl_perf_params *p,
 		  int node, double now_s, double *value)
 {
 	double w;
+	int k = -1;
 
-	if (!r || node < 0 || node >= NL_MAX_NODES || !r->valid[node])
+	if (!r || node < 0 || node >= NL_MAX_NODES)
 		return 0;
-	w = nl_record_weight(p, now_s - r->t_s[node]);
+	for (int i = 0; i < NL_RECORD_SLOTS && k < 0; i++)
+		if (r->node[i] == node + 1)
+			k = i;
+	if (k < 0)
+		return 0;
+	w = nl_record_weight(p, now_s - r->t_s[k]);
 	if (w < p->record_min_weight)
 		return 0;
-	*value = r->perf[node] * w;
+	*value = r->perf[k] * w;
 	return 1;
 }
 

@@ -46,11 +46,18 @@ struct nl_perf {
 int nl_perf_compute(const struct nl_sample *s, const struct nl_perf_params *p,
 		    int nnodes, struct nl_perf *out);
 
-/* Per-node performance record: the last perf seen on each node. */
+/*
+ * Per-node performance record: the last perf seen on each node, for the
+ * last NL_RECORD_SLOTS nodes a thread ran on (a note for another node
+ * takes the oldest's slot: past a few seconds an entry weighs nothing,
+ * nl_record_weight). A record is small: one per thread, read every
+ * period (docs/algorithms.md).
+ */
+#define NL_RECORD_SLOTS 8
 struct nl_record {
-	double perf[NL_MAX_NODES];
-	double t_s[NL_MAX_NODES];
-	unsigned char valid[NL_MAX_NODES];
+	double perf[NL_RECORD_SLOTS];
+	double t_s[NL_RECORD_SLOTS];
+	unsigned char node[NL_RECORD_SLOTS]; /* node + 1 (0: free, as zeroed) */
 };
 
 void nl_record_clear(struct nl_record *r);

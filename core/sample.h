@@ -40,7 +40,27 @@ struct nl_sample {
 	double access[NL_MAX_NODES];
 };
 
-/* Add b to a (flags are and-ed once a holds something; cpu is b's). */
-void nl_sample_add(struct nl_sample *a, const struct nl_sample *b);
+/*
+ * Samples added up: struct nl_sample's fields, with its by-node arrays as
+ * long as the machine has nodes, in the caller's storage (a thread's sum
+ * is kept for every thread: small on a small node).
+ */
+struct nl_sample_sum {
+	unsigned measured;
+	double wall_s, instructions, fp_ops, llc_misses, task_clock_s;
+	int cpu;
+	double ctx_switches, cpu_migrations, page_faults;
+	double *lat_count, *lat_sum_ns, *access; /* nnodes each */
+};
+
+/* Add b to a (flags are and-ed once a holds something; cpu is b's; the
+ * first nnodes by node). */
+void nl_sample_sum_add(struct nl_sample_sum *a, const struct nl_sample *b,
+		       int nnodes);
+/* The sum as a sample: its first nnodes by node (the others untouched). */
+void nl_sample_sum_get(const struct nl_sample_sum *a, int nnodes,
+		       struct nl_sample *out);
+/* Empty again (cpu -1); the first nnodes by node. */
+void nl_sample_sum_clear(struct nl_sample_sum *a, int nnodes);
 
 #endif

@@ -159,22 +159,59 @@ static void relative_per_process(void **state)
 	assert_true(fabs(rel[4] - 1.0) < 1e-12);
 }
 
+/* A record keeps the last NL_RECORD_SLOTS nodes noted: a ninth node
+ * takes the oldest note's place; a node noted again keeps its own. */
+static void record_keeps_the_last_nodes(void **state)
+{
+	(void)state;
+	struct nl_record r;
+	memset(&r, 0, sizeof(r)); /* zeroed: empty, as cleared */
+	double v;
+	for (int n = 0; n < NL_RECORD_SLOTS; n++)
+		nl_record_note(&r, n, 10 + n, 100.0 + n);
+	nl_record_note(&r, 0, 50, 100.0 + NL_RECORD_SLOTS); /* node 0 anew */
+	nl_record_note(&r, 40, 7, 101.0 + NL_RECORD_SLOTS); /* node 1 out */
+	assert_int_equal(nl_record_get(&r, &P, 1, 101.0 + NL_RECORD_SLOTS, &v),
+			 0);
+	assert_int_equal(nl_record_get(&r, &P, 40, 101.0 + NL_RECORD_SLOTS, &v),
+			 1);
+	assert_true(fabs(v - 7) < 1e-12);
+	assert_int_equal(nl_record_get(&r, &P, 0, 101.0 + NL_RECORD_SLOTS, &v),
+			 1);
+	assert_true(fabs(v - 50) < 1e-12);
+	for (int n = 2; n < NL_RECORD_SLOTS; n++) {
+		assert_int_equal(nl_record_get(&r, &P, n, 100.0 + n, &v), 1);
+		assert_true(fabs(v - (10 + n)) < 1e-12);
+	}
+	assert_int_equal(nl_record_get(&r, &P, NL_MAX_NODES, 100.0, &v), 0);
+}
+
 static void sample_accumulates(void **state)
 {
 	(void)state;
-	struct nl_sample a, b = full_sample();
-	memset(&a, 0, sizeof(a));
-	a.cpu = -1;
-	nl_sample_add(&a, &b);
+	double nodes[3][2] = {{0}};
+	struct nl_sample_sum a = {.lat_count = nodes[0],
+				  .lat_sum_ns = nodes[1],
+				  .access = nodes[2]};
+	struct nl_sample b = full_sample(), s;
+	nl_sample_sum_clear(&a, 2);
+	nl_sample_sum_add(&a, &b, 2);
 	b.measured &= ~NL_M_LATENCY;
 	b.cpu = 3;
-	nl_sample_add(&a, &b);
-	assert_true(fabs(a.instructions - 12e9) < 1);
-	assert_true(fabs(a.wall_s - 4) < 1e-12);
-	assert_int_equal(a.cpu, 3);
+	nl_sample_sum_add(&a, &b, 2);
+	nl_sample_sum_get(&a, 2, &s);
+	assert_true(fabs(s.instructions - 12e9) < 1);
+	assert_true(fabs(s.wall_s - 4) < 1e-12);
+	assert_int_equal(s.cpu, 3);
 	/* A field is measured only if every part measured it. */
-	assert_false(a.measured & NL_M_LATENCY);
-	assert_true(a.measured & NL_M_INSTRUCTIONS);
+	assert_false(s.measured & NL_M_LATENCY);
+	assert_true(s.measured & NL_M_INSTRUCTIONS);
+	/* By node: the first sample's latency, kept in the caller's two. */
+	assert_true(fabs(s.lat_count[0] - b.lat_count[0]) < 1e-12);
+	assert_true(fabs(s.lat_sum_ns[1] - b.lat_sum_ns[1]) < 1e-12);
+	nl_sample_sum_clear(&a, 2);
+	assert_int_equal(a.cpu, -1);
+	assert_true(a.wall_s == 0 && nodes[0][0] == 0 && nodes[1][1] == 0);
 }
 
 int main(void)
@@ -187,6 +224,7 @@ int main(void)
 		cmocka_unit_test(perf_nothing),
 		cmocka_unit_test(record_ageing),
 		cmocka_unit_test(relative_per_process),
+		cmocka_unit_test(record_keeps_the_last_nodes),
 		cmocka_unit_test(sample_accumulates),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
