@@ -4,6 +4,7 @@
  * when they end or change hands.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,14 +28,20 @@ int nl_real_proc_pidfd(struct rproc *p)
 		return p->pidfd;
 	fd = (int)syscall(SYS_pidfd_open, p->info.pid, 0);
 	if (fd < 0)
-		return errno == ESRCH ? -ESRCH : -1;
+		return errno == ESRCH ? -ESRCH : -EBADF;
+	if (fd == 0) { /* 0 stands for "none" (rproc.pidfd) */
+		fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
+		close(0);
+		if (fd < 0)
+			return -EBADF;
+	}
 	/* Opened by pid: it names p only if p still had that pid then. */
 	rc = nl_proc_read_stat(p->info.pid, p->info.pid, &st);
-	if (rc < 0 || st.starttime != p->start || fd == 0) {
+	if (rc < 0 || st.starttime != p->start) {
 		close(fd);
 		return rc == -ESRCH || (rc == 0 && st.starttime != p->start)
 			       ? -ESRCH
-			       : -1;
+			       : -EBADF;
 	}
 	p->pidfd = fd;
 	return fd;
@@ -83,7 +90,8 @@ static int leader_stat(struct real *r, const struct rproc *p,
  * kernel's word that it is gone (or another process under its pid, or
  * another owner) ends it: a failure to read (out of descriptors, memory)
  * does not. An open pidfd, or the leader's kept stat file, tells in one
- * system call (docs/real-node.md, "Cost").
+ * system call; the owner, where asked (the agent's processes), takes a
+ * read of its status file (docs/real-node.md, "Cost").
  */
 static int alive(struct real *r, const struct rproc *p, int *changed_hands)
 {
@@ -94,19 +102,19 @@ static int alive(struct real *r, const struct rproc *p, int *changed_hands)
 
 	if (ended == 1)
 		return 0;
+	if (ended < 0) {
+		rc = leader_stat(r, p, &st);
+		if (rc == -ESRCH || (rc == 0 && st.starttime != p->start))
+			return 0;
+		if (rc < 0)
+			return 1;
+	}
 	if (p->o.check_uid && !p->pending &&
 	    nl_proc_owned_by(pid, p->o.uid) == -EPERM) {
 		*changed_hands = 1;
 		return 0;
 	}
-	if (ended == 0)
-		return 1;
-	rc = leader_stat(r, p, &st);
-	if (rc == -ESRCH || (rc == 0 && st.starttime != p->start))
-		return 0;
-	if (rc < 0)
-		return 1;
-	if (st.state != 'Z' && st.state != 'X')
+	if (ended == 0 || (st.state != 'Z' && st.state != 'X'))
 		return 1;
 	if (nl_proc_list_tasks(pid, &tids, &n) < 0)
 		return 0;
@@ -127,6 +135,10 @@ static void note_ends(struct real *r, int only_refresh)
 		    alive(r, &r->procs[i], &changed))
 			continue;
 		r->procs[i].info.end_s = r_now(&r->m);
+		if (r->procs[i].pidfd > 0) { /* no wait for it from now */
+			close(r->procs[i].pidfd);
+			r->procs[i].pidfd = 0;
+		}
 		/* Let go of a process that changed hands (a setuid program):
 		 * its threads get back what they had. */
 		if (changed)
@@ -213,12 +225,21 @@ static void inherit_limit(struct real *r, pid_t parent, pid_t child)
 			       HWLOC_CPUBIND_PROCESS);
 }
 
-/* Manage the children that thread tid of pid started (o: theirs). */
+/* Has the kernel's word that pid is gone (or a zombie)? Not a failure to
+ * read its stat (out of descriptors, memory). */
+static int gone(pid_t pid)
+{
+	struct nl_task_stat st;
+	int rc = nl_proc_read_stat(pid, pid, &st);
+	return rc == -ESRCH ||
+	       (rc == 0 && (st.state == 'Z' || st.state == 'X'));
+}
+
 /*
  * Manage the children thread tid of process pid started. 0 when its file
- * was read and each child is managed now or cannot be (gone, not allowed,
- * already); -1 when one may have been missed (the file unreadable, no
- * memory): read again next time.
+ * was read and each child is managed now, already, or gone; -1 when one
+ * may have been missed (the file unreadable, a failure, another user's
+ * child, which may be the user's again later): read again next time.
  */
 static int children_of(struct real *r, pid_t pid, pid_t tid,
 		       const struct nl_proc_opts *o)
@@ -240,8 +261,8 @@ static int children_of(struct real *r, pid_t pid, pid_t tid,
 		rc = nl_real_add_process(&r->m, (int)c, o, NULL, 0);
 		if (rc == 0)
 			inherit_limit(r, pid, (pid_t)c);
-		else if (rc != -ESRCH && rc != -EPERM && rc != -EEXIST)
-			missed = 1;
+		else if (rc != -EEXIST && !(rc == -ESRCH && gone((pid_t)c)))
+			missed = 1; /* another user's (for now), or a failure */
 	}
 	free(text);
 	return missed ? -1 : 0;

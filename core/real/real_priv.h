@@ -102,10 +102,13 @@ struct real {
 	size_t taken_over;
 	double release_s; /* CPU time letting ended threads go */
 	size_t released;
-	/* /proc/sys/kernel/ns_last_pid, kept open (-1: none), and its value
-	 * at this refresh (-1: unknown): the last pid the node gave out. */
+	/* /proc/sys/kernel/ns_last_pid, kept open (-1: none), its value at
+	 * this refresh (-1: unknown: the last pid the node gave out), since
+	 * when it has been that, and the value what is read now is marked
+	 * with (-1 while too fresh: refresh.c, read_last_pid). */
 	int last_pid_fd;
-	long last_pid;
+	long last_pid, mark_pid;
+	double last_pid_since;
 	size_t stat_reads; /* threads' stat files read (nl_real_stat_reads) */
 };
 
@@ -131,7 +134,7 @@ static inline struct rproc *proc_of(struct real *r, pid_t pid)
 
 /* procs.c: the managed processes. */
 /* p's pidfd (opened once, checked to name p): the descriptor, -ESRCH when
- * p is gone, -1 where there is none. */
+ * p is gone, -EBADF where there is none. */
 int nl_real_proc_pidfd(struct rproc *p);
 void nl_real_note_ends(struct real *r);
 /* The same for the processes under refresh only (rproc.refresh). */

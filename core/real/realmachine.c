@@ -355,7 +355,7 @@ static int r_wait(struct nl_machine *m, double seconds)
 			if (p->info.end_s >= 0)
 				continue;
 			int fd = nl_real_proc_pidfd(p);
-			if (fd < 0) {
+			if (fd < 0) { /* none, or ended: slices see it */
 				n = 0;
 				break;
 			}
@@ -626,7 +626,7 @@ int nl_real_create(const struct nl_topology *topo,
 	}
 	r->last_pid_fd =
 		open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
-	r->last_pid = -1;
+	r->last_pid = r->mark_pid = -1;
 	r->t0 = nl_mono_s();
 	*out = &r->m;
 	return 0;

@@ -99,11 +99,12 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
 }
 
 /* An idle counted thread's stat is read at least every this many
- * refreshes of its process: the tid of an ended one may have been reused.
- * Turns are counted per thread (rthread.turn), not by the node's refresh
- * count: with several jobs due at different times, a process is refreshed
- * only at some of those, and a turn that fell between them would never
- * come. */
+ * refreshes of its process: the tid of an ended one may have been reused
+ * (unless it did not run and no task was created on the node since its
+ * last read: read_last_pid). Turns are counted per thread (rthread.turn), not
+ * by the node's refresh count: with several jobs due at different times, a
+ * process is refreshed only at some of those, and a turn that fell between them
+ * would never come. */
 #define STAT_RECHECK 8
 /* A process's task list is read in full at least every this many
  * refreshes (known_tasks): a safety net, as a thread that ended is seen
@@ -125,9 +126,9 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
  * we know; one that did not run did not move either, and one that ran
  * less than STAT_IDLE_SHARE of a CPU is idle to the policies whatever CPU
  * it woke on: both are read in turns, so that a tid reused by a new
- * thread of the process is seen within STAT_RECHECK refreshes, unless no
- * task was created on the node since its stat was read (read_last_pid:
- * then none can have been). The main
+ * thread of the process is seen within STAT_RECHECK refreshes, unless it
+ * did not run and no task was created on the node since its stat was
+ * read (read_last_pid: then none can have been). The main
  * thread is always read (its name after an exec, its state), and so is
  * one whose CPU is unknown (docs/real-node.md, "Cost").
  */
@@ -148,7 +149,7 @@ static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid)
 	if (!migrated && share > 0)
 		return 1;
 	return turn % STAT_RECHECK != 0 ||
-	       (last_pid >= 0 && t->stat_pid == last_pid);
+	       (!migrated && last_pid >= 0 && t->stat_pid == last_pid);
 }
 
 /* An idle thread (idle_in_turn) is read once in this many refreshes. */
@@ -326,7 +327,7 @@ static int read_thread(struct real *r, struct rproc *p, struct rthread *t,
 		t->idle_reads = ticks == t->ticks ? t->idle_reads + 1 : 0;
 	t->ticks = ticks;
 	t->gen = r->gen;
-	t->stat_pid = ahead ? -1 : r->last_pid;
+	t->stat_pid = ahead ? -1 : r->mark_pid;
 	/* Taken over just now: its counters, opened a moment ago, would
 	 * give a sample of microseconds (noise, and a read): none until
 	 * the next refresh, whose sample spans the time from now. */
@@ -376,32 +377,46 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 	return rc;
 }
 
+/* A task's pid is given out a moment before it joins its process (or
+ * its parent's children): a last pid is trusted once it has stood this
+ * long (a fork can wait on cgroup changes at a job's start). */
+#define LAST_PID_SETTLE_S 0.1
+
 /*
  * The last pid the node gave out (ns_last_pid), read once a refresh before
- * any process: -1 where it cannot be read. While it stays the same no
- * task was created anywhere on the node: a thread whose stat was read
- * since cannot have ended and been replaced with its process's count
- * unchanged, nor its tid reused, so its stat is not read again to see
- * (stat_unchanged); and no child was started, so the children files are
- * not read again (follow_children) (docs/real-node.md, "Cost"). Writing
- * ns_last_pid takes privilege; a thread taken for another this way is
- * still never bound, as every bind checks the start time.
+ * any process. While it stays the same no task was created anywhere on
+ * the node: a thread whose stat was read since cannot have ended and been
+ * replaced with its process's count unchanged, nor its tid reused, so an
+ * idle thread that did not move has its stat not read again to see
+ * (stat_unchanged); and no child was started, so the children files read
+ * in full since are not read again (follow_children). What is read is
+ * marked with the value only once it has stood LAST_PID_SETTLE_S (-1,
+ * no mark, before). The value comes back after the pid space wraps (as
+ * many tasks as pid_max in one period), and writing ns_last_pid (or
+ * clone3's set_tid) takes privilege: then a replaced thread is seen by
+ * the full listing (LIST_RECHECK), and as every bind checks the start
+ * time no thread is ever bound for another (docs/real-node.md, "Cost").
  */
-static long read_last_pid(struct real *r)
+static void read_last_pid(struct real *r, double now)
 {
-	char buf[32];
-	ssize_t n;
-	char *end;
-	long v;
+	char buf[32], *end;
+	ssize_t n = r->last_pid_fd >= 0
+			    ? pread(r->last_pid_fd, buf, sizeof(buf) - 1, 0)
+			    : -1;
+	long v = -1;
 
-	if (r->last_pid_fd < 0)
-		return -1;
-	n = pread(r->last_pid_fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	v = strtol(buf, &end, 10);
-	return end > buf && v >= 0 ? v : -1;
+	if (n > 0) {
+		buf[n] = 0;
+		v = strtol(buf, &end, 10);
+		if (end == buf || v < 0)
+			v = -1;
+	}
+	if (v != r->last_pid) {
+		r->last_pid = v;
+		r->last_pid_since = now;
+	}
+	r->mark_pid =
+		v >= 0 && now - r->last_pid_since >= LAST_PID_SETTLE_S ? v : -1;
 }
 
 /* Mark the processes to refresh: those in pids, or all (pids NULL). */
@@ -445,7 +460,10 @@ static void follow_children(struct real *r, double now)
 		int all = now - p->children_t >= CHILDREN_SCAN_S;
 		long lp = r->last_pid;
 		/* No task created on the node since these files were read
-		 * without a miss: none of them can have changed. */
+		 * without a miss (read_last_pid): no child started since.
+		 * One can still come without a fork: a subreaper's orphans,
+		 * which come from a process that ended; a miss (one not
+		 * taken over) is read again each refresh. */
 		if (lp >= 0 &&
 		    (all ? p->children_pid_all : p->children_pid_main) == lp)
 			continue;
@@ -454,9 +472,9 @@ static void follow_children(struct real *r, double now)
 		int missed = nl_real_add_children(r, p, all);
 		p = &r->procs[i]; /* children added: r->procs may move */
 		if (!missed) {
-			p->children_pid_main = lp;
+			p->children_pid_main = r->mark_pid;
 			if (all)
-				p->children_pid_all = lp;
+				p->children_pid_all = r->mark_pid;
 		}
 	}
 	for (size_t i = nprocs; i < r->nprocs; i++)
@@ -541,7 +559,7 @@ static int refresh(struct real *r, const int *pids, size_t npids,
 	if (rc < 0)
 		return rc;
 	r->gen++;
-	r->last_pid = read_last_pid(r);
+	read_last_pid(r, now);
 	for (size_t i = 0; i < r->nprocs; i++) {
 		r->procs[i].refresh |= r->procs[i].found_ahead;
 		r->procs[i].found_ahead = 0;

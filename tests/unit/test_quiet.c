@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "procfs.h"
 #include "real.h"
 
@@ -68,16 +69,33 @@ static void refresh(struct nl_machine *m, int pid)
 }
 
 #define IDLE 4
-#define WINDOW 16 /* refreshes: twice STAT_RECHECK (refresh.c) */
+#define WINDOW 16	 /* refreshes: twice STAT_RECHECK (refresh.c) */
+#define SETTLE_US 150000 /* over LAST_PID_SETTLE_S (refresh.c) */
 static int idle_fd[2];
+static volatile pid_t idle_tid[IDLE];
 
 static void *idle_thread(void *arg)
 {
 	char c;
-	(void)arg;
+	idle_tid[(intptr_t)arg] = (pid_t)syscall(SYS_gettid);
 	while (read(idle_fd[0], &c, 1) < 0)
 		;
 	return NULL;
+}
+
+/* Wait (bounded) until every idle thread sleeps in its read. */
+static void idle_threads_asleep(void)
+{
+	struct nl_task_stat st;
+	for (int i = 0; i < IDLE; i++)
+		for (int k = 0; k < 400; k++) {
+			if (idle_tid[i] &&
+			    nl_proc_read_stat(getpid(), idle_tid[i], &st) ==
+				    0 &&
+			    st.state == 'S')
+				break;
+			usleep(5000);
+		}
 }
 
 static void *no_op(void *arg)
@@ -98,19 +116,31 @@ static void real_node_quiet_node_rereads_no_stat(void **state)
 	struct nl_topology *topo;
 	struct nl_machine *m;
 	struct nl_proc_opts po = {.job = 1};
+	struct nl_probe probe;
 	pthread_t th[IDLE];
 	char err[256];
+	size_t counted = 0, uncounted = 0;
 	int pid = getpid(), found = 0;
 	(void)state;
-	if (last_pid() < 0 || !(m = real_here(&topo)))
+	/* Idle threads are told idle by their events: without them every
+	 * thread's stat is read each refresh, and there is nothing to see. */
+	nl_counters_probe(0, &probe);
+	if (last_pid() < 0 || !probe.backend[NL_BACKEND_SOFTWARE].available ||
+	    !(m = real_here(&topo)))
 		skip();
 	assert_int_equal(pipe(idle_fd), 0);
-	for (int i = 0; i < IDLE; i++)
+	for (intptr_t i = 0; i < IDLE; i++)
 		assert_int_equal(
-			pthread_create(&th[i], NULL, idle_thread, NULL), 0);
+			pthread_create(&th[i], NULL, idle_thread, (void *)i),
+			0);
+	idle_threads_asleep();
 	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
-	for (int tries = 0; tries < 200 && !found; tries++) {
+	refresh(m, pid);
+	assert_int_equal(nl_real_budget_of(m, pid, &counted, &uncounted), 0);
+	assert_int_equal(counted, IDLE + 1);
+	for (int tries = 0; tries < 40 && !found; tries++) {
 		long v0 = last_pid();
+		usleep(SETTLE_US); /* what is read from now on is marked */
 		for (int r = 0; r < WINDOW; r++)
 			refresh(m, pid);
 		long v1 = last_pid();
@@ -174,22 +204,12 @@ static int ended(struct nl_machine *m, int pid)
 	return 1;
 }
 
-/*
- * A process whose main thread has exited while another runs on (its
- * leader a zombie) is running; it ends when that thread does, seen at
- * the next refresh and by the wait.
- */
-static void real_node_zombie_leader_runs_on(void **state)
+/* A child of this process whose main thread waits for a byte on
+ * leader_fd, then exits alone; its other thread waits on worker_fd. */
+static pid_t zombie_to_be(void)
 {
-	struct nl_topology *topo;
-	struct nl_machine *m;
-	struct nl_proc_opts po = {.job = 1};
-	struct nl_task_stat st;
-	char err[256], c;
 	pid_t child;
-	(void)state;
-	if (!(m = real_here(&topo)))
-		skip();
+	char c;
 	assert_int_equal(pipe(worker_fd), 0);
 	assert_int_equal(pipe(leader_fd), 0);
 	child = fork();
@@ -202,8 +222,13 @@ static void real_node_zombie_leader_runs_on(void **state)
 			;
 		pthread_exit(NULL); /* the leader only: the worker runs on */
 	}
-	assert_int_equal(m->ops->add_process(m, child, &po, err, sizeof(err)),
-			 0);
+	return child;
+}
+
+/* Let child's leader exit; wait (bounded) until it is a zombie. */
+static void leader_exits(pid_t child)
+{
+	struct nl_task_stat st = {.state = '?'};
 	assert_int_equal(write(leader_fd[1], "x", 1), 1);
 	for (int i = 0; i < 400; i++) {
 		if (nl_proc_read_stat(child, child, &st) == 0 &&
@@ -212,18 +237,61 @@ static void real_node_zombie_leader_runs_on(void **state)
 		usleep(5000);
 	}
 	assert_int_equal(st.state, 'Z');
-	assert_false(ended(m, child));
-	assert_int_equal(m->ops->wait(m, 0.05), 1); /* the deadline */
-	assert_false(ended(m, child));
-	assert_int_equal(write(worker_fd[1], "x", 1), 1);
-	/* The wait returns at the end, well before its deadline. */
-	assert_int_equal(m->ops->wait(m, 30), 0);
-	assert_true(ended(m, child));
-	assert_int_equal(waitpid(child, NULL, 0), child);
+}
+
+static void close_pipes(void)
+{
 	for (int i = 0; i < 2; i++) {
 		close(worker_fd[i]);
 		close(leader_fd[i]);
 	}
+}
+
+/*
+ * A process whose main thread has exited while another runs on (its
+ * leader a zombie) is running; it ends when that thread does. Seen by a
+ * refresh (the leader's kept stat file: no pidfd), its end before it is
+ * reaped; and by the wait (its pidfd), at the end, not at the deadline.
+ */
+static void real_node_zombie_leader_runs_on(void **state)
+{
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	struct nl_proc_opts po = {.job = 1};
+	char err[256];
+	pid_t child;
+	int over = 0;
+	(void)state;
+	if (!(m = real_here(&topo)))
+		skip();
+	/* By refreshes only. */
+	child = zombie_to_be();
+	assert_int_equal(m->ops->add_process(m, child, &po, err, sizeof(err)),
+			 0);
+	assert_false(ended(m, child)); /* its threads taken over */
+	leader_exits(child);
+	assert_false(ended(m, child));
+	assert_int_equal(write(worker_fd[1], "x", 1), 1);
+	for (int i = 0; i < 400 && !over; i++) {
+		over = ended(m, child);
+		if (!over)
+			usleep(5000);
+	}
+	assert_true(over); /* not reaped yet: a zombie, ended */
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	close_pipes();
+	/* By the wait. */
+	child = zombie_to_be();
+	assert_int_equal(m->ops->add_process(m, child, &po, err, sizeof(err)),
+			 0);
+	leader_exits(child);
+	assert_int_equal(m->ops->wait(m, 0.05), 1); /* the deadline */
+	assert_false(ended(m, child));
+	assert_int_equal(write(worker_fd[1], "x", 1), 1);
+	assert_int_equal(m->ops->wait(m, 30), 0); /* the end, at once */
+	assert_true(ended(m, child));
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	close_pipes();
 	nl_machine_destroy(m);
 	nl_topology_free(topo);
 }
