@@ -83,28 +83,30 @@ static const uint64_t sw_events[] = {
 
 enum hw_kind { HW_NONE, HW_PERF, HW_PAPI };
 
+/* A thread's counters: what a read touches first (a period reads many
+ * threads' counters: a few cache lines each), what is set up once last. */
 struct nl_tcounters {
 	pid_t pid, tid;
 	int sw_fd[NSW];	   /* -1 where not open; [0] leads the group */
 	int proc_fallback; /* no perf_event: utime+stime from /proc */
+	int peeked;
 	uint64_t sw_prev[NSW];
 	uint64_t sw_peek[NSW]; /* read by nl_counters_peek, not yet taken */
 	double peek_t;
-	int peeked;
+	double t_prev;
 	unsigned long long ticks_prev;
 	enum hw_kind hw;
 	int hw_fd[2]; /* perf: instructions, LLC misses */
 	uint64_t hw_prev[2];
+	struct nl_lat_sampler *lat; /* NULL: no latency sampling */
+	const int *node_os; /* the machine's (nl_counters_set_node_map) */
+	int nnodes;	    /* 0 until the machine gives the map */
 	int papi_set;
 	int papi_n;
 	int papi_code[3]; /* PAPI_TOT_INS, PAPI_FP_OPS, LLC misses */
 	long long papi_prev[3];
-	double t_prev;
-	struct nl_lat_sampler *lat; /* NULL: no latency sampling */
-	int lat_err;		    /* why not, when lat is NULL */
+	int lat_err; /* why not, when lat is NULL */
 	char lat_why[128];
-	int node_os[NL_MAX_NODES];
-	int nnodes; /* 0 until the machine gives the map */
 };
 
 static int sw_open(struct nl_tcounters *c)
@@ -366,7 +368,7 @@ void nl_counters_set_node_map(struct nl_tcounters *c, const int *node_os,
 	c->nnodes = nnodes < 0		    ? 0
 		    : nnodes < NL_MAX_NODES ? nnodes
 					    : NL_MAX_NODES;
-	memcpy(c->node_os, node_os, sizeof(int) * (size_t)c->nnodes);
+	c->node_os = node_os;
 }
 
 int nl_counters_attach_latency(struct nl_tcounters *c,

@@ -96,8 +96,9 @@ unsigned nl_counters_measured(enum nl_backend b);
 
 /*
  * How latency samples become dense nodes: node_os[i] is the OS number of
- * dense node i (the topology's node_os, nnodes <= NL_MAX_NODES). Until it
- * is set, samples are read and dropped.
+ * dense node i (the topology's node_os, nnodes <= NL_MAX_NODES), kept,
+ * not copied: it must outlive c. Until it is set, samples are read and
+ * dropped.
  */
 void nl_counters_set_node_map(struct nl_tcounters *c, const int *node_os,
 			      int nnodes);
