@@ -25,8 +25,7 @@ struct rthread {
 	uid_t uid;    /* whose budget it counts against */
 	unsigned long long ticks, ticks_prev; /* utime+stime (no counters) */
 	int idle_reads;	 /* reads in a row that found it idle (refresh.c) */
-	int ticks_stale; /* not read this refresh, or taken over in it: no
-			    sample */
+	int ticks_stale; /* not read this refresh: no sample */
 	int peeked;	 /* its events read at its last read (idle_reads set) */
 	unsigned turn;	 /* its process's refreshes (read in turns by it) */
 	double ticks_t_prev;

@@ -328,11 +328,6 @@ static int read_thread(struct real *r, struct rproc *p, struct rthread *t,
 	t->ticks = ticks;
 	t->gen = r->gen;
 	t->stat_pid = ahead ? -1 : r->mark_pid;
-	/* Taken over just now: its counters, opened a moment ago, would
-	 * give a sample of microseconds (noise, and a read): none until
-	 * the next refresh, whose sample spans the time from now. */
-	if (fresh)
-		t->ticks_stale = 1;
 	return 0;
 }
 
