@@ -6,8 +6,8 @@
 # non-zero when a check failed. A guest that cannot be had here is a skip.
 # GUEST_CASES (default "numa slurm movepages": tests/guest/*_cases.sh) and
 # GUEST_TIMEOUT (seconds a guest may run, default 300: a 4-node guest's
-# cases took 123 s on a quiet run and 185 s beside two CPU hogs) narrow a
-# run.
+# cases took 123 s on a quiet run and 185 s beside two CPU hogs) and
+# GUEST_NODES (default "2 4") narrow a run.
 set -u
 cd "$(dirname "$0")/../.."
 B=$(realpath "${BUILD:-build}")
@@ -32,7 +32,7 @@ elif [ $rc -ne 0 ]; then
 	failed=1
 	summary
 fi
-for nodes in 2 4; do
+for nodes in ${GUEST_NODES:-2 4}; do
 	share=$G/run-$nodes
 	rm -rf "$share"
 	mkdir -p "$share"
