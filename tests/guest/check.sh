@@ -32,7 +32,14 @@ elif [ $rc -ne 0 ]; then
 	failed=1
 	summary
 fi
-for nodes in ${GUEST_NODES:-2 4}; do
+nodes_list=""
+for n in ${GUEST_NODES:-}; do
+	case $n in
+	2 | 4) nodes_list="$nodes_list $n" ;;
+	*) echo "GUEST_NODES: \"$n\" is not 2 or 4" >&2 && exit 2 ;;
+	esac
+done
+for nodes in ${nodes_list:-2 4}; do
 	share=$G/run-$nodes
 	rm -rf "$share"
 	mkdir -p "$share"
