@@ -155,9 +155,15 @@ void nl_perf_relative(const double *perf, const int *group,
 		rel[j] = 1.0;
 	if (!k)
 		return;
-	for (int j = 0; j < n; j++)
+	int sorted = 1;
+	for (int j = 0; j < n; j++) {
 		k[j] = (struct group_key){group[j], j};
-	qsort(k, (size_t)n, sizeof(*k), cmp_group);
+		sorted &= j == 0 || group[j - 1] <= group[j];
+	}
+	/* Most often the threads come grouped already (one process, or
+	 * processes' threads in tid order): in cmp_group's order as built. */
+	if (!sorted)
+		qsort(k, (size_t)n, sizeof(*k), cmp_group);
 	while (i < n) {
 		int end = i, count = 0;
 		double sum = 0;

@@ -489,7 +489,9 @@ static int drop_gone(struct real *r)
 		struct rthread *t = &r->th[i];
 		if (t->gen != r->gen && t->start &&
 		    !pid_set_has(&set, t->pid)) {
-			r->th[j++] = *t; /* not refreshed: as it was */
+			if (j != i) /* not refreshed: as it was */
+				r->th[j] = *t;
+			j++;
 			continue;
 		}
 		if (t->gen != r->gen) {
@@ -502,7 +504,9 @@ static int drop_gone(struct real *r)
 			r->released++;
 			continue;
 		}
-		r->th[j++] = *t;
+		if (j != i) /* most refreshes drop none: no copy onto itself */
+			r->th[j] = *t;
+		j++;
 	}
 	free(set.slot);
 	r->nth = j;

@@ -90,19 +90,22 @@ echo 0 >/proc/sys/kernel/numa_balancing
 # Linux alone, as a control (in the 2-node guest only, for time): no pins.
 policies="imar2 lbma"
 [ "$nodes" -eq 2 ] && policies="monitor $policies"
-# The workload is attached to once its memory is touched: in a loaded
-# emulated guest the first touch of 16 MiB once took 9 s, and once 15 s
-# (numalot cannot know the data's node before; the workload's seconds
-# start after its touch). numalot reads where a process's pages are when
-# it takes it over; the policies get the 12 s that follow and are judged
-# from the 4th second of numalot's (imar2's period walks 1, 2, 4 x 0.25 s
-# while it has nothing to move, and a draw may stay).
+# numalot is attached to the workload once its memory is touched, and its
+# walks start once numalot holds its threads (--go-file): in a loaded
+# emulated guest the first touch of 16 MiB once took 9 s and once 15 s,
+# and numalot's own start 7 s; a run started with the workload (`numalot
+# run`) could not know the data's node before (a late move failed CI).
+# numalot reads where a process's pages are when it takes it over; the
+# policies get the walks' 12 s and are judged from their 4th second
+# (imar2's period walks 1, 2, 4 x 0.25 s while it has nothing to move,
+# and a draw may stay).
 settle_s=4
 for policy in $policies; do
 	seconds=12
 	[ $policy = monitor ] && seconds=8
+	go=$T/$policy.go
 	numactl --membind=$data "$W" --threads "$workers" --mode memory \
-		--mem-mb 16 --seconds $seconds >$policy.out 2>&1 &
+		--mem-mb 16 --seconds $seconds --go-file "$go" >$policy.out 2>&1 &
 	wp=$!
 	# Until 90% of its buffers (16 MiB a thread) are touched, bounded;
 	# what was last seen otherwise, for the message.
@@ -117,6 +120,15 @@ for policy in $policies; do
 	"$N" attach --policy=$policy --period=0.25 --report=$policy.json $wp \
 		>$policy.attach 2>&1 &
 	np=$!
+	# Until numalot holds the threads' counters (4 software events a
+	# thread), bounded; then the walks.
+	for _ in $(seq 300); do
+		held=$(ls -l /proc/$np/fd 2>/dev/null | grep -c perf_event)
+		[ "$held" -ge $((4 * (workers + 1))) ] && break
+		kill -0 $np 2>/dev/null || break
+		sleep 0.2
+	done
+	touch "$go"
 	: >$policy.watch
 	start=$SECONDS
 	while kill -0 $np 2>/dev/null; do

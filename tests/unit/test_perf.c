@@ -157,6 +157,17 @@ static void relative_per_process(void **state)
 	assert_true(fabs(rel[2] - 0.5) < 1e-12);
 	assert_true(fabs(rel[3] - 1.5) < 1e-12);
 	assert_true(fabs(rel[4] - 1.0) < 1e-12);
+
+	/* The same threads grouped already (no sort): the same figures. */
+	double perf2[] = {1, 3, 99, 10, 30};
+	int group2[] = {7, 7, 7, 9, 9};
+	unsigned char has2[] = {1, 1, 0, 1, 1};
+	nl_perf_relative(perf2, group2, has2, 5, rel);
+	assert_true(fabs(rel[0] - 0.5) < 1e-12);
+	assert_true(fabs(rel[1] - 1.5) < 1e-12);
+	assert_true(fabs(rel[2] - 1.0) < 1e-12);
+	assert_true(fabs(rel[3] - 0.5) < 1e-12);
+	assert_true(fabs(rel[4] - 1.5) < 1e-12);
 }
 
 /* A record keeps the last NL_RECORD_SLOTS nodes noted: a ninth node

@@ -4,13 +4,16 @@
  *   numalot-workload [--threads N] [--seconds S] [--mode
  * compute|memory|mixed|idle|sleep]
  *                    [--mem-mb M] [--late N] [--short N] [--exit-code K]
+ *                    [--go-file F]
  *
  * Each thread runs for S seconds: compute (floating-point loop), memory
  * (strided walks over M MiB of its own), mixed (alternating every
  * 100 ms), idle (waking every 200 ms) or sleep (blocked until the end).
  * With memory of its own, the S seconds start once it has touched all of
  * it (where that is slow, as in a loaded emulated guest, the walks still
- * get their S seconds).
+ * get their S seconds). --go-file F: each thread, its memory touched,
+ * waits (idle) until F exists before its S seconds (a test starts
+ * numalot on the process between the two).
  * --late N starts N more threads at S/2; --short N makes N of the
  * threads stop at S/4. Prints each thread's throughput and the total.
  */
@@ -63,12 +66,26 @@ static double memory_burst(struct worker *w, unsigned char *buf, size_t *pos)
 	return 50000;
 }
 
+/* --go-file, or NULL. */
+static const char *go_file;
+
+/* Until the --go-file exists (none: at once); the S seconds start then. */
+static double go_time(void)
+{
+	struct timespec ts = {0, 50 * 1000 * 1000};
+	while (go_file && access(go_file, F_OK) != 0)
+		nanosleep(&ts, NULL);
+	return now_s();
+}
+
 static void *run(void *arg)
 {
 	struct worker *w = arg;
 	unsigned char *buf = NULL;
 	size_t pos = 0;
-	double start = now_s(), end = start + w->seconds;
+	double start = w->mode == MEMORY || w->mode == MIXED ? now_s()
+							     : go_time(),
+	       end = start + w->seconds;
 
 	if (w->mode == SLEEP) {
 		/* Threads that exist and block: they never wake until the end
@@ -94,7 +111,7 @@ static void *run(void *arg)
 		if (!buf)
 			return NULL;
 		memset(buf, 1, w->bytes); /* first touch: pages on this node */
-		start = now_s();
+		start = go_time();
 		end = start + w->seconds;
 	}
 	for (double t = start; t < end; t = now_s()) {
@@ -155,6 +172,7 @@ int main(int argc, char **argv)
 		{"short", required_argument, NULL, 'S'},
 		{"exit-code", required_argument, NULL, 'x'},
 		{"mode", required_argument, NULL, 'M'},
+		{"go-file", required_argument, NULL, 'g'},
 		{0}};
 	int c, rc = 0, k = 0;
 	char o[32];
@@ -179,6 +197,9 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			rc = number(o, optarg, 0, 255, &code);
+			break;
+		case 'g':
+			go_file = optarg;
 			break;
 		case 'M':
 			mode = !strcmp(optarg, "compute")  ? COMPUTE
@@ -207,7 +228,7 @@ int main(int argc, char **argv)
 				"[--seconds S] [--mode "
 				"compute|memory|mixed|idle|sleep] "
 				"[--mem-mb M] [--late N] [--short N] "
-				"[--exit-code K]\n");
+				"[--exit-code K] [--go-file F]\n");
 		return 2;
 	}
 	int n = (int)threads, nl = (int)late, total = n + nl;
