@@ -629,6 +629,8 @@ static int children_ahead(struct real *r, double now)
 {
 	size_t nprocs = r->nprocs;
 
+	if (!r->o.follow_children) /* not asked for */
+		return 0;
 	for (size_t i = 0; i < nprocs; i++) {
 		struct rproc *p = &r->procs[i];
 		if (!p->refresh || p->info.end_s >= 0 || p->pending ||

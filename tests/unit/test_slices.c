@@ -1004,14 +1004,15 @@ static int handed_out(const struct nl_thread_info *ti, size_t n, pid_t pid)
 	return 0;
 }
 
-/* Refreshed every 0.1 s, read ahead before each refresh or not. */
-static void children_in_turns(int read_ahead)
+/* Refreshed every 0.1 s, read ahead before each refresh or not; children
+ * followed (found within 3 s) or not (never). */
+static void children_in_turns(int read_ahead, int follow)
 {
 	struct nl_topology *topo;
 	struct nl_machine *m;
 	struct nl_real_options o = {.backend = NL_BACKEND_SOFTWARE,
 				    .fallback = 1,
-				    .follow_children = 1};
+				    .follow_children = follow};
 	struct nl_proc_opts po = {.job = 1};
 	const struct nl_thread_info *ti;
 	pthread_t *th = calloc(MANY, sizeof(*th)), f;
@@ -1026,14 +1027,25 @@ static void children_in_turns(int read_ahead)
 	for (int i = 0; i < MANY; i++)
 		assert_int_equal(
 			pthread_create(&th[i], NULL, blocked_thread, NULL), 0);
-	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
-	assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
-	assert_true(n > MANY);
 	/* A thread that forks and stays: its children file names the child
-	 * (a thread's children are its own, not its process's). */
-	assert_int_equal(pthread_create(&f, NULL, forking_thread, &child), 0);
-	while (!child)
-		usleep(1000);
+	 * (a thread's children are its own, not its process's). Not
+	 * followed: there from the start, for the first look to see. */
+	for (int k = 0; k < 2; k++) {
+		if (k == follow) {
+			assert_int_equal(pthread_create(&f, NULL,
+							forking_thread, &child),
+					 0);
+			while (!child)
+				usleep(1000);
+		} else {
+			assert_int_equal(m->ops->add_process(m, pid, &po, err,
+							     sizeof(err)),
+					 0);
+			assert_int_equal(
+				m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
+			assert_true(n > MANY);
+		}
+	}
 	for (int k = 0; k < 30 && !found; k++) {
 		usleep(100000);
 		if (read_ahead)
@@ -1041,7 +1053,7 @@ static void children_in_turns(int read_ahead)
 		assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
 		found = handed_out(ti, n, child);
 	}
-	assert_true(found);
+	assert_int_equal(found, follow);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	close(block_fd[1]);
@@ -1057,8 +1069,9 @@ static void children_in_turns(int read_ahead)
 static void many_threads_children_in_turns(void **state)
 {
 	(void)state;
-	children_in_turns(0);
-	children_in_turns(1);
+	children_in_turns(0, 1);
+	children_in_turns(1, 1);
+	children_in_turns(1, 0); /* not asked for: no child taken */
 }
 
 int main(void)
