@@ -4,6 +4,7 @@
 #define NUMALOT_REAL_PRIV_H
 
 #include <sys/types.h>
+#include <time.h>
 
 #include "hot.h"
 #include "real.h"
@@ -73,6 +74,12 @@ struct rproc {
 	/* The node's last pid when its main thread's children file, and
 	 * every thread's, were last read without a miss (-1: never). */
 	long children_pid_main, children_pid_all;
+	/* quiet.c: its CPU clock (clk_state 1 open, -1 none, 0 untried),
+	 * read at its last refresh (clk_ns at clk_t; clk_t 0: none). */
+	clockid_t clk;
+	int clk_state;
+	unsigned long long clk_ns;
+	double clk_t;
 };
 
 /* Threads holding counter descriptors, per user (the budget). */
@@ -130,6 +137,11 @@ static inline struct rproc *proc_of(struct real *r, pid_t pid)
 			return &r->procs[i];
 	return NULL;
 }
+
+/* quiet.c: at a refresh of p (its CPU clock read): 1 if p ran under 5% of
+ * a CPU since its last refresh (so none of its threads woke busy), else
+ * 0. */
+int nl_real_quiet(struct rproc *p);
 
 /* procs.c: the managed processes. */
 /* p's pidfd (opened once, checked to name p): the descriptor, -ESRCH when

@@ -115,8 +115,14 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
  * here: where it last ran is not read again but in turns (below the
  * policies' default idle_share, 0.05, so that every thread they treat as
  * busy has its CPU read; with idle_share set below this, a thread in
- * between may keep a CPU up to STAT_RECHECK periods old). */
+ * between may keep a CPU up to STAT_CPU_RECHECK periods old). */
 #define STAT_IDLE_SHARE 0.02
+/* An idle thread that ran and woke on another CPU has its stat read (for
+ * that CPU) once in this many refreshes of its process: having run, it
+ * was alive in the window, and one that ended after shows no run at its
+ * next read (then STAT_RECHECK holds). Its CPU is no one's business while
+ * it stays idle (docs/real-node.md, "Cost"). */
+#define STAT_CPU_RECHECK 32
 
 /*
  * Can this counted thread's stat read be left out this refresh? Its
@@ -125,10 +131,11 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
  * CPU is alive (the events follow its task, not its tid) and on the CPU
  * we know; one that did not run did not move either, and one that ran
  * less than STAT_IDLE_SHARE of a CPU is idle to the policies whatever CPU
- * it woke on: both are read in turns, so that a tid reused by a new
- * thread of the process is seen within STAT_RECHECK refreshes, unless it
- * did not run and no task was created on the node since its stat was
- * read (read_last_pid: then none can have been). The main
+ * it woke on (read in turns of STAT_CPU_RECHECK). One that did not run is
+ * read in turns of STAT_RECHECK, so that a tid reused by a new thread of
+ * the process is seen within STAT_RECHECK refreshes, unless no task was
+ * created on the node since its stat was read (read_last_pid: then none
+ * can have been). The main
  * thread is always read (its name after an exec, its state), and so is
  * one whose CPU is unknown (docs/real-node.md, "Cost").
  */
@@ -146,14 +153,18 @@ static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid)
 	t->peeked = 1;
 	if (migrated && share >= STAT_IDLE_SHARE)
 		return 0;
-	if (!migrated && share > 0)
-		return 1;
+	if (share > 0)
+		return !migrated || turn % STAT_CPU_RECHECK != 0;
 	return turn % STAT_RECHECK != 0 ||
 	       (!migrated && last_pid >= 0 && t->stat_pid == last_pid);
 }
 
-/* An idle thread (idle_in_turn) is read once in this many refreshes. */
+/* An idle thread (idle_in_turn) is read once in this many refreshes, */
 #define IDLE_RECHECK 4
+/* and a counted one once in this many while its process is quiet: it ran
+ * under 5% of a CPU since its last refresh (quiet.c), so none of its
+ * threads woke busy. */
+#define IDLE_QUIET_RECHECK 16
 
 /*
  * Can this idle thread be left unread this refresh (turn: its process's
@@ -166,14 +177,34 @@ static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid)
  * between the machine gives no sample for it (the policies leave a
  * thread without one where it is, as they do an idle one), and the next
  * read's sample spans the whole time, so a thread that woke is seen, its
- * share right, within IDLE_RECHECK periods (docs/real-node.md, "Cost").
- * The main thread is always read.
+ * share right, within IDLE_RECHECK periods (docs/real-node.md, "Cost");
+ * a counted one in a quiet process is read at its IDLE_QUIET_RECHECK
+ * turns only (quiet_turn), and one that woke busy makes the process not
+ * quiet. The main thread is always read.
  */
-static int idle_in_turn(const struct rthread *t, unsigned turn)
+static int idle_thread(const struct rthread *t)
 {
 	return (t->ctr || t->ctr_err == -EMFILE) && t->start &&
 	       t->tid != t->pid && t->cpu >= 0 &&
-	       t->idle_reads >= (t->peeked ? 1 : 2) && turn % IDLE_RECHECK != 0;
+	       t->idle_reads >= (t->peeked ? 1 : 2);
+}
+
+static int idle_in_turn(const struct rthread *t, unsigned turn)
+{
+	return idle_thread(t) && turn % IDLE_RECHECK != 0;
+}
+
+/*
+ * Is this its turn of IDLE_RECHECK but not of IDLE_QUIET_RECHECK, for an
+ * idle counted thread? Then it is left unread while its process is quiet
+ * (quiet.c). Past the descriptor budget (no counters) it is read at every
+ * turn of IDLE_RECHECK: its stat may be read ahead for that refresh
+ * (reads_ahead).
+ */
+static int quiet_turn(const struct rthread *t)
+{
+	return t->ctr && idle_thread(t) && t->turn % IDLE_RECHECK == 0 &&
+	       t->turn % IDLE_QUIET_RECHECK != 0;
 }
 
 /* The stat read ahead for t (r_read_ahead), taken once: 1 if there was. */
@@ -217,9 +248,11 @@ static int thread_stat(struct real *r, struct rthread *t, pid_t pid, pid_t tid,
  * its first read after it ended still shows the time it ran before (no
  * stat read then), later ones that it does not run, and its stat is read
  * at its next STAT_RECHECK turn, within IDLE_RECHECK + STAT_RECHECK
- * refreshes. It is dropped, the kernel counts one more than numalot
- * knows, and the next refresh lists them all (at the latest, the full
- * listing every LIST_RECHECK refreshes). Every bind checks the start time
+ * refreshes (while the process is not quiet, as a new thread that is
+ * busy makes it; a new idle one may wait for the full listing). It is
+ * dropped, the kernel counts one more than numalot knows, and the next
+ * refresh lists them all (at the latest, the full listing every
+ * LIST_RECHECK refreshes). Every bind checks the start time
  * (docs/real-node.md, "Cost").
  */
 static int known_tasks(struct real *r, struct rproc *p, size_t nsorted,
@@ -354,12 +387,18 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 			keep_threads_of(r, p->info.pid, nsorted);
 		return 0;
 	}
+	int quiet = nl_real_quiet(p);
 	for (size_t k = 0; k < nt && rc == 0; k++) {
 		struct rthread *t = find_in(r->th, nsorted, tids[k]);
-		if (t)
+		if (t && quiet && quiet_turn(t)) {
+			t->turn++; /* as read_thread leaves an idle one */
+			t->gen = r->gen;
+			t->ticks_stale = 1;
+		} else if (t) {
 			rc = read_thread(r, p, t, tids[k]);
-		else
+		} else {
 			tids[nnew++] = tids[k]; /* k >= nnew: read already */
+		}
 	}
 	if (nnew && rc == 0) {
 		double c1 = nl_thread_cpu_s();

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,15 +155,16 @@ static void real_node_quiet_node_rereads_no_stat(void **state)
 		assert_int_equal(reads, WINDOW); /* the main thread's only */
 	}
 	if (found) {
-		/* A task created: within STAT_RECHECK + IDLE_RECHECK
-		 * refreshes each idle thread's stat is read again. */
+		/* A task created: within IDLE_QUIET_RECHECK refreshes (a
+		 * thread's turn of 16, its longest: quiet.c) each idle
+		 * thread's stat is read again. */
 		pthread_t t;
 		size_t s0 = nl_real_stat_reads(m);
 		assert_int_equal(pthread_create(&t, NULL, no_op, NULL), 0);
 		pthread_join(t, NULL);
-		for (int r = 0; r < 12; r++)
+		for (int r = 0; r < 16; r++)
 			refresh(m, pid);
-		assert_true(nl_real_stat_reads(m) - s0 >= 12 + IDLE);
+		assert_true(nl_real_stat_reads(m) - s0 >= 16 + IDLE);
 	}
 	assert_int_equal(write(idle_fd[1], "xxxx", IDLE), IDLE);
 	for (int i = 0; i < IDLE; i++)
@@ -177,6 +179,206 @@ static void real_node_quiet_node_rereads_no_stat(void **state)
 			      WINDOW);
 		skip();
 	}
+}
+
+/* Refreshes 40 ms apart: this thread's own refresh, well under 5% of a
+ * CPU (quiet.c) even under a sanitizer. */
+#define QUIET_WAIT 40000
+
+/* Refresh pid, wait_us after the last (quiet.c judges a process by its CPU
+ * clock, which leaves out what a thread on a CPU ran since the last tick:
+ * refreshes back to back would see no time at all), and sample its
+ * threads. Each of the n threads in tids that had a sample counts one
+ * in got[] (if not NULL) and has in share[] (if not NULL) its share of a
+ * CPU, -1 without a sample. */
+static void refresh_counting(struct nl_machine *m, int pid, int wait_us,
+			     const volatile pid_t *tids, int n, int *got,
+			     double *share)
+{
+	const struct nl_thread_info *ti;
+	size_t nt;
+	for (int k = 0; k < n && share; k++)
+		share[k] = -1;
+	usleep((useconds_t)wait_us);
+	assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &nt), 0);
+	for (size_t i = 0; i < nt; i++) {
+		struct nl_sample s;
+		int rc = m->ops->sample(m, ti[i].tid, &s);
+		for (int k = 0; k < n; k++) {
+			if (rc != 0 || ti[i].tid != tids[k])
+				continue;
+			if (got)
+				got[k]++;
+			if (share && s.wall_s > 0)
+				share[k] = s.task_clock_s / s.wall_s;
+		}
+	}
+}
+
+#define SPIN 8
+static volatile int spin_stop;
+static volatile pid_t spin_tid[SPIN];
+static int spin_fd[2];
+
+/* Blocked until a byte comes on spin_fd, then busy until spin_stop. */
+static void *spinner(void *arg)
+{
+	char c;
+	spin_tid[(intptr_t)arg] = (pid_t)syscall(SYS_gettid);
+	while (read(spin_fd[0], &c, 1) < 0)
+		;
+	while (!spin_stop)
+		;
+	return NULL;
+}
+
+/*
+ * A quiet process (it ran under 5% of a CPU since its last refresh:
+ * quiet.c) has its idle counted threads read once in 16 refreshes, not 4.
+ * Threads that wake busy make it not quiet, and are read, busy, within 6
+ * refreshes: each at its next turn of 4, and, if that read's sample spans
+ * more idle time than busy, at the refresh after (docs/real-node.md,
+ * "Cost"). Eight of them: their turns of 16 (which a process kept quiet
+ * would wait for) cannot all come within 6 refreshes.
+ */
+static void real_node_quiet_process_reads_idle_less(void **state)
+{
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	struct nl_proc_opts po = {.job = 1};
+	struct nl_probe probe;
+	pthread_t th[IDLE], sp[SPIN];
+	char err[256];
+	int pid = getpid(), got[IDLE] = {0}, total = 0, seen[SPIN] = {0};
+	(void)state;
+	nl_counters_probe(0, &probe);
+	if (!probe.backend[NL_BACKEND_SOFTWARE].available ||
+	    !(m = real_here(&topo)))
+		skip();
+	assert_int_equal(pipe(idle_fd), 0);
+	for (intptr_t i = 0; i < IDLE; i++)
+		assert_int_equal(
+			pthread_create(&th[i], NULL, idle_thread, (void *)i),
+			0);
+	assert_int_equal(pipe(spin_fd), 0);
+	spin_stop = 0;
+	for (intptr_t i = 0; i < SPIN; i++) {
+		spin_tid[i] = 0;
+		assert_int_equal(
+			pthread_create(&sp[i], NULL, spinner, (void *)i), 0);
+		while (!spin_tid[i])
+			usleep(1000);
+	}
+	idle_threads_asleep();
+	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
+	for (int r = 0; r < 8; r++) /* idle reads first: then in turns */
+		refresh_counting(m, pid, QUIET_WAIT, idle_tid, IDLE, NULL,
+				 NULL);
+	for (int r = 0; r < 16; r++)
+		refresh_counting(m, pid, QUIET_WAIT, idle_tid, IDLE, got, NULL);
+	for (int i = 0; i < IDLE; i++) {
+		assert_true(got[i] >= 1); /* its turn of 16 came */
+		total += got[i];
+	}
+	/* 1 each; a few more if the process once looked busy (4 each when
+	 * idle threads are read 1 refresh in 4, as in a busy process) */
+	assert_true(total <= 2 * IDLE);
+	assert_int_equal(write(spin_fd[1], "xxxxxxxx", SPIN), SPIN);
+	for (int r = 0; r < 6; r++) {
+		double sh[SPIN];
+		refresh_counting(m, pid, QUIET_WAIT, spin_tid, SPIN, NULL, sh);
+		for (int i = 0; i < SPIN; i++)
+			seen[i] |= sh[i] > 0.05; /* beside CPU hogs: 0.2 */
+	}
+	spin_stop = 1;
+	for (int i = 0; i < SPIN; i++)
+		pthread_join(sp[i], NULL);
+	close(spin_fd[0]);
+	close(spin_fd[1]);
+	for (int i = 0; i < SPIN; i++)
+		assert_true(seen[i]);
+	assert_int_equal(write(idle_fd[1], "xxxx", IDLE), IDLE);
+	for (int i = 0; i < IDLE; i++)
+		pthread_join(th[i], NULL);
+	close(idle_fd[0]);
+	close(idle_fd[1]);
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+}
+
+static int hop_fd[2];
+
+/* At each byte on hop_fd ('q': ends), onto the other of CPUs a and b
+ * (arg: a * 4096 + b), then blocked again. */
+static void *hopper(void *arg)
+{
+	int a = (int)((intptr_t)arg / 4096), b = (int)((intptr_t)arg % 4096);
+	char c = 0;
+	for (int k = 0; c != 'q'; k++) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(k % 2 ? b : a, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+		while (read(hop_fd[0], &c, 1) < 0)
+			;
+	}
+	return NULL;
+}
+
+/*
+ * An idle thread that runs a little and wakes on another CPU each time has
+ * its stat read (for its CPU) once in 32 of its process's refreshes
+ * (STAT_CPU_RECHECK), not at every other read: having run, it is alive,
+ * and its CPU is no one's business while it stays idle
+ * (docs/real-node.md, "Cost"). The main thread's is read every refresh.
+ * The thread hops once every 4 refreshes, as the test tells it: a thread
+ * waking by itself more often could be caught at a read with over 2% of
+ * a CPU (a virtual machine's stolen time counts), and read as busy.
+ */
+static void real_node_idle_hopper_stat_in_turns(void **state)
+{
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	struct nl_proc_opts po = {.job = 1};
+	struct nl_probe probe;
+	cpu_set_t mine;
+	pthread_t th;
+	char err[256];
+	int pid = getpid(), cpu[2], nc = 0;
+	(void)state;
+	nl_counters_probe(0, &probe);
+	assert_int_equal(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	for (int c = 0; c < CPU_SETSIZE && nc < 2; c++)
+		if (CPU_ISSET(c, &mine))
+			cpu[nc++] = c;
+	if (nc < 2 || !probe.backend[NL_BACKEND_SOFTWARE].available ||
+	    !(m = real_here(&topo)))
+		skip(); /* one CPU: nowhere to hop */
+	assert_int_equal(pipe(hop_fd), 0);
+	assert_int_equal(
+		pthread_create(&th, NULL, hopper,
+			       (void *)(intptr_t)(cpu[0] * 4096 + cpu[1])),
+		0);
+	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
+	size_t s0 = 0;
+	for (int r = 0; r < 8 + 128; r++) {
+		if (r == 8)
+			s0 = nl_real_stat_reads(m);
+		if (r % 4 == 0)
+			assert_int_equal(write(hop_fd[1], "h", 1), 1);
+		refresh_counting(m, pid, 20000, NULL, 0, NULL, NULL);
+	}
+	/* 4 (its turns of 32), where a stat read at every other of its
+	 * reads gives 8 (read 1 in 16) or 16 (1 in 4); 1 more each time it
+	 * was seen busy all the same */
+	size_t hopper_reads = nl_real_stat_reads(m) - s0 - 128;
+	assert_int_equal(write(hop_fd[1], "q", 1), 1);
+	pthread_join(th, NULL);
+	close(hop_fd[0]);
+	close(hop_fd[1]);
+	assert_true(hopper_reads <= 6);
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
 }
 
 static int worker_fd[2], leader_fd[2];
@@ -301,6 +503,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(real_node_quiet_node_rereads_no_stat),
 		cmocka_unit_test(real_node_zombie_leader_runs_on),
+		cmocka_unit_test(real_node_quiet_process_reads_idle_less),
+		cmocka_unit_test(real_node_idle_hopper_stat_in_turns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

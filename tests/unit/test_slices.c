@@ -481,12 +481,47 @@ static void *tid_thread(void *arg)
 	return NULL;
 }
 
+/* As tid_thread, busy (spinning) the whole time. */
+static void *busy_tid_thread(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	tids_of[i] = (int)syscall(SYS_gettid);
+	while (!stop[i])
+		;
+	return NULL;
+}
+
+/* Refresh pid (sampling its threads, as the engine does) until tid is
+ * among its threads and gone is not, at most max times: how many it
+ * took, or max + 1. Refreshes are 20 ms apart: a process's CPU clock
+ * leaves out what its threads on a CPU ran since the last tick (up to
+ * 4-10 ms), so refreshes back to back would not see a busy one. */
+static int refreshes_to_see(struct nl_machine *m, int pid, int tid, int gone,
+			    int max, size_t *n)
+{
+	const struct nl_thread_info *ti;
+	for (int r = 1; r <= max; r++) {
+		usleep(20000);
+		assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, n), 0);
+		for (size_t i = 0; i < *n; i++) {
+			struct nl_sample s;
+			m->ops->sample(m, ti[i].tid, &s);
+		}
+		if (has_tid(ti, *n, tid) && !has_tid(ti, *n, gone))
+			return r;
+	}
+	return max + 1;
+}
+
 /*
  * The real node lists a process's tasks only when the kernel counts more
  * or fewer than it knows, or every few refreshes (docs/real-node.md,
  * "Cost"): a thread that starts is seen at the next refresh, and one that
  * ends while another starts (the count unchanged) is seen within those
- * few refreshes. Counted threads, this time (the default budget).
+ * few refreshes: a busy one within 12 (IDLE_RECHECK + STAT_RECHECK), an
+ * idle one at the latest with the full listing (LIST_RECHECK, 32: a
+ * process that stays quiet reads its idle threads 1 refresh in 16).
+ * Counted threads (the default budget).
  */
 static void real_node_lists_when_counts_change(void **state)
 {
@@ -496,10 +531,10 @@ static void real_node_lists_when_counts_change(void **state)
 				    .fallback = 1};
 	struct nl_proc_opts po = {.job = 1};
 	const struct nl_thread_info *ti;
-	pthread_t th[4];
+	pthread_t th[5];
 	char err[256];
 	size_t n, n0;
-	int pid = getpid(), seen = 0;
+	int pid = getpid();
 	(void)state;
 	if (!(m = real_here(&o, &topo)))
 		skip();
@@ -523,28 +558,33 @@ static void real_node_lists_when_counts_change(void **state)
 	assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
 	assert_int_equal(n, n0 + 1);
 	assert_true(has_tid(ti, n, tids_of[2]));
-	/* Thread 0 ends, thread 3 starts: as many as before. Thread 0's
-	 * stat read fails within 12 refreshes (IDLE_RECHECK + STAT_RECHECK:
-	 * known_tasks), and the next lists thread 3. */
+	/* Thread 0 ends, thread 3 starts, busy: as many as before. The
+	 * process is not quiet (quiet.c): thread 0's stat read fails within
+	 * 12 refreshes (known_tasks), and the next lists thread 3. */
 	stop[0] = 1;
 	pthread_join(th[0], NULL);
-	assert_int_equal(
-		pthread_create(&th[3], NULL, tid_thread, (void *)(intptr_t)3),
-		0);
+	assert_int_equal(pthread_create(&th[3], NULL, busy_tid_thread,
+					(void *)(intptr_t)3),
+			 0);
 	while (!tids_of[3])
 		usleep(1000);
-	for (int r = 0; r < 14 && !seen; r++) {
-		assert_int_equal(m->ops->threads_of(m, &pid, 1, &ti, &n), 0);
-		for (size_t i = 0; i < n; i++) { /* as the engine does */
-			struct nl_sample s;
-			m->ops->sample(m, ti[i].tid, &s);
-		}
-		seen = has_tid(ti, n, tids_of[3]) &&
-		       !has_tid(ti, n, tids_of[0]);
-	}
-	assert_true(seen);
+	assert_true(refreshes_to_see(m, pid, tids_of[3], tids_of[0], 14, &n) <=
+		    14);
 	assert_int_equal(n, n0 + 1);
-	for (int i = 1; i < 4; i++) {
+	/* Thread 3 ends, thread 4 starts, idle: within the full listing. */
+	stop[3] = 1;
+	pthread_join(th[3], NULL);
+	assert_int_equal(
+		pthread_create(&th[4], NULL, tid_thread, (void *)(intptr_t)4),
+		0);
+	while (!tids_of[4])
+		usleep(1000);
+	assert_true(refreshes_to_see(m, pid, tids_of[4], tids_of[3], 34, &n) <=
+		    34);
+	assert_int_equal(n, n0 + 1);
+	for (int i = 1; i < 5; i++) {
+		if (i == 3)
+			continue;
 		stop[i] = 1;
 		pthread_join(th[i], NULL);
 	}
