@@ -99,6 +99,26 @@ static void idle_threads_asleep(void)
 		}
 }
 
+/* Start the IDLE threads (th), and wait until they sleep. */
+static void idle_threads_start(pthread_t *th)
+{
+	assert_int_equal(pipe(idle_fd), 0);
+	for (intptr_t i = 0; i < IDLE; i++)
+		assert_int_equal(
+			pthread_create(&th[i], NULL, idle_thread, (void *)i),
+			0);
+	idle_threads_asleep();
+}
+
+static void idle_threads_stop(pthread_t *th)
+{
+	assert_int_equal(write(idle_fd[1], "xxxx", IDLE), IDLE);
+	for (int i = 0; i < IDLE; i++)
+		pthread_join(th[i], NULL);
+	close(idle_fd[0]);
+	close(idle_fd[1]);
+}
+
 static void *no_op(void *arg)
 {
 	return arg;
@@ -129,12 +149,7 @@ static void real_node_quiet_node_rereads_no_stat(void **state)
 	if (last_pid() < 0 || !probe.backend[NL_BACKEND_SOFTWARE].available ||
 	    !(m = real_here(&topo)))
 		skip();
-	assert_int_equal(pipe(idle_fd), 0);
-	for (intptr_t i = 0; i < IDLE; i++)
-		assert_int_equal(
-			pthread_create(&th[i], NULL, idle_thread, (void *)i),
-			0);
-	idle_threads_asleep();
+	idle_threads_start(th);
 	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
 	refresh(m, pid);
 	assert_int_equal(nl_real_budget_of(m, pid, &counted, &uncounted), 0);
@@ -166,11 +181,7 @@ static void real_node_quiet_node_rereads_no_stat(void **state)
 			refresh(m, pid);
 		assert_true(nl_real_stat_reads(m) - s0 >= 16 + IDLE);
 	}
-	assert_int_equal(write(idle_fd[1], "xxxx", IDLE), IDLE);
-	for (int i = 0; i < IDLE; i++)
-		pthread_join(th[i], NULL);
-	close(idle_fd[0]);
-	close(idle_fd[1]);
+	idle_threads_stop(th);
 	nl_machine_destroy(m);
 	nl_topology_free(topo);
 	if (!found) {
@@ -255,11 +266,7 @@ static void real_node_quiet_process_reads_idle_less(void **state)
 	if (!probe.backend[NL_BACKEND_SOFTWARE].available ||
 	    !(m = real_here(&topo)))
 		skip();
-	assert_int_equal(pipe(idle_fd), 0);
-	for (intptr_t i = 0; i < IDLE; i++)
-		assert_int_equal(
-			pthread_create(&th[i], NULL, idle_thread, (void *)i),
-			0);
+	idle_threads_start(th);
 	assert_int_equal(pipe(spin_fd), 0);
 	spin_stop = 0;
 	for (intptr_t i = 0; i < SPIN; i++) {
@@ -269,7 +276,6 @@ static void real_node_quiet_process_reads_idle_less(void **state)
 		while (!spin_tid[i])
 			usleep(1000);
 	}
-	idle_threads_asleep();
 	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
 	for (int r = 0; r < 8; r++) /* idle reads first: then in turns */
 		refresh_counting(m, pid, QUIET_WAIT, idle_tid, IDLE, NULL,
@@ -297,11 +303,7 @@ static void real_node_quiet_process_reads_idle_less(void **state)
 	close(spin_fd[1]);
 	for (int i = 0; i < SPIN; i++)
 		assert_true(seen[i]);
-	assert_int_equal(write(idle_fd[1], "xxxx", IDLE), IDLE);
-	for (int i = 0; i < IDLE; i++)
-		pthread_join(th[i], NULL);
-	close(idle_fd[0]);
-	close(idle_fd[1]);
+	idle_threads_stop(th);
 	nl_machine_destroy(m);
 	nl_topology_free(topo);
 }
