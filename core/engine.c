@@ -654,3 +654,10 @@ double nl_engine_takeover_cpu_s(const struct nl_engine *e)
 {
 	return e ? e->takeover_cpu_s : 0;
 }
+
+void nl_engine_lateness(const struct nl_engine *e, double *max_s,
+			double *mean_s)
+{
+	*max_s = e ? e->late_max_s : 0;
+	*mean_s = e && e->late_n ? e->late_sum_s / (double)e->late_n : 0;
+}

@@ -90,6 +90,11 @@ struct json_object *nl_engine_report(struct nl_engine *e, int domain);
  * once a thread: docs/real-node.md, "Cost"). */
 double nl_engine_takeover_cpu_s(const struct nl_engine *e);
 
+/* How late the periods started past their due time, in seconds:
+ * the most and the mean (0 with none). */
+void nl_engine_lateness(const struct nl_engine *e, double *max_s,
+			double *mean_s);
+
 /* The machine part of a report: topology, nodes, CPUs, distances. */
 struct json_object *nl_report_machine(const struct nl_topology *topo);
 

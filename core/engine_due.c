@@ -221,6 +221,11 @@ double nl_engine_step_due(struct nl_engine *e)
 		if (!k)
 			continue;
 		size_t at = first[k - due];
+		/* How late this period starts (numalot's own timeliness). */
+		double late = now > d->next_due_s ? now - d->next_due_s : 0;
+		e->late_max_s = late > e->late_max_s ? late : e->late_max_s;
+		e->late_sum_s += late;
+		e->late_n++;
 		rc = nl_engine_step_domain(e, d, now, by + at,
 					   first[k - due + 1] - at);
 		if (rc == 0)

@@ -131,6 +131,10 @@ struct nl_engine {
 	double takeover_cpu_s;
 	size_t ended_seen;  /* ended threads at forget_ended's last look */
 	double due_slack_s; /* domains due this soon are stepped now */
+	/* How late periods started past their due time (numalot's own
+	 * timeliness: docs/real-node.md, "Priority"). */
+	double late_max_s, late_sum_s;
+	size_t late_n;
 	/* The big domain being read in slices, and since when: its period
 	 * is timed from its first slice, as if read in one go. */
 	struct {

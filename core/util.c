@@ -1,10 +1,12 @@
 /* numalot: small helpers shared by the library's modules. */
 #include "util.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 int nl_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
@@ -51,6 +53,21 @@ double nl_thread_cpu_s(void)
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
 		return 0;
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int nl_own_nice(int want, int raise_only, int *now)
+{
+	errno = 0;
+	int cur = getpriority(PRIO_PROCESS, 0);
+	if (cur == -1 && errno)
+		return -errno;
+	*now = cur;
+	if (cur == want || (raise_only && cur < want))
+		return 0;
+	if (setpriority(PRIO_PROCESS, 0, want) < 0)
+		return -errno;
+	*now = want;
+	return 0;
 }
 
 double nl_mono_s(void)

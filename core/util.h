@@ -25,4 +25,16 @@ double nl_mono_s(void);
 /* The calling thread's CPU time in seconds (numalot's own cost). */
 double nl_thread_cpu_s(void);
 
+/* The nice numalot asks for by default: its periods on time when the
+ * CPUs are oversubscribed (docs/real-node.md, "Priority"). */
+#define NL_OWN_NICE (-10)
+
+/*
+ * Set the calling thread's nice (Linux: per thread; call it before any
+ * thread is started). raise_only: never to a lower priority than it has.
+ * *now gets the nice in effect. 0, or -errno (EACCES: no CAP_SYS_NICE
+ * nor RLIMIT_NICE to raise it), *now then as it was.
+ */
+int nl_own_nice(int want, int raise_only, int *now);
+
 #endif

@@ -46,6 +46,7 @@ void nl_agent_config_default(struct nl_agent_config *c)
 	c->log_level = NL_LOG_INFO;
 	c->force = -1;
 	c->ready_fd = -1;
+	c->nice = NL_OWN_NICE;
 }
 
 /* The socket's folder must be root's (ours) and writable by nobody else:
@@ -426,6 +427,22 @@ static void leave_job(void)
 	       said);
 }
 
+/* Periods on time when jobs oversubscribe the node's CPUs: at most a
+ * fraction of a percent of a core, served before the jobs' threads
+ * (docs/real-node.md, "Priority"). */
+static void own_priority(const struct nl_agent_config *c)
+{
+	int nice = 0, rc = nl_own_nice(c->nice, !c->nice_given, &nice);
+	if (rc < 0)
+		nl_log(NL_LOG_WARNING,
+		       "cannot set its own priority to nice %d (%s): it runs "
+		       "at nice %d, and its periods may come late when jobs "
+		       "oversubscribe the CPUs",
+		       c->nice, strerror(-rc), nice);
+	else
+		nl_log(NL_LOG_INFO, "runs at nice %d", nice);
+}
+
 int nl_agent_run(const struct nl_agent_config *c)
 {
 	struct nl_server s = {.cfg = c};
@@ -443,6 +460,7 @@ int nl_agent_run(const struct nl_agent_config *c)
 	int lfd = -1, tfd = -1, sfd = -1, status = 1;
 
 	gethostname(s.node, sizeof(s.node) - 1);
+	own_priority(c);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);

@@ -24,6 +24,8 @@ struct nl_agent_config {
 	/* A descriptor given by whoever started the agent: it gets "ok" once
 	 * the agent serves, or the reason it cannot; -1 none. */
 	int ready_fd;
+	/* The agent's own nice (--nice), or NL_OWN_NICE raised only. */
+	int nice, nice_given;
 };
 
 void nl_agent_config_default(struct nl_agent_config *c);

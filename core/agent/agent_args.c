@@ -28,6 +28,8 @@ void nl_agent_usage(FILE *f)
 		"  --force=POLICY           the policy of every request\n"
 		"  --log-level=error|warning|info|debug\n"
 		"  --syslog                 log to syslog, not stderr\n"
+		"  --nice=N                 the agent's own nice (default: "
+		"raised to -10)\n"
 		"  --ready-fd=N             say \"ok\" (or why not) on "
 		"descriptor N once serving\n"
 		"  -h, --help               this text\n"
@@ -101,6 +103,7 @@ int nl_agent_args(struct nl_agent_config *c, int argc, char **argv, FILE *out,
 		{"log-level", required_argument, NULL, 'l'},
 		{"syslog", no_argument, NULL, 'S'},
 		{"ready-fd", required_argument, NULL, 'R'},
+		{"nice", required_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0}};
@@ -191,6 +194,18 @@ int nl_agent_args(struct nl_agent_config *c, int argc, char **argv, FILE *out,
 				rc = -1;
 			}
 			c->ready_fd = (int)fd;
+			break;
+		case 'n':
+			fd = strtol(optarg, &end, 10);
+			if (!*optarg || *end || fd < -20 || fd > 19) {
+				fprintf(err,
+					"numalotd: --nice wants a whole number "
+					"from -20 to 19, not \"%s\"\n",
+					optarg);
+				rc = -1;
+			}
+			c->nice = (int)fd;
+			c->nice_given = 1;
 			break;
 		case 'h':
 			nl_agent_usage(out);

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "engine.h"
 #include "real.h"
+#include "util.h"
 
 struct run_args {
 	const char *cmd; /* "run" or "attach" */
@@ -27,8 +28,9 @@ struct run_args {
 	unsigned long long seed;
 	char **rest; /* the command, or the PIDs */
 	int nrest;
-	rlim_t nofile_soft; /* RLIMIT_NOFILE before numalot raised it */
-	sigset_t sigmask;   /* the signal mask numalot started with */
+	int nice, nice_given; /* --nice, or NL_OWN_NICE, raise only */
+	rlim_t nofile_soft;   /* RLIMIT_NOFILE before numalot raised it */
+	sigset_t sigmask;     /* the signal mask numalot started with */
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -76,6 +78,7 @@ static int parse(int argc, char **argv, struct run_args *a)
 		{"seed", required_argument, NULL, 's'},
 		{"children", no_argument, NULL, 'C'},
 		{"keep-bindings", no_argument, NULL, 'k'},
+		{"nice", required_argument, NULL, 'n'},
 		NL_ARGS_HELP,
 		{0}};
 	char num[64], *end;
@@ -84,6 +87,7 @@ static int parse(int argc, char **argv, struct run_args *a)
 	a->policy = NL_POLICY_IMAR2;
 	a->backend = NL_BACKEND_AUTO;
 	a->seed = 1;
+	a->nice = NL_OWN_NICE;
 	nl_policy_params_default(&a->params);
 	nl_args_start();
 	/* '+': the options end at the command (or the first PID). */
@@ -140,6 +144,19 @@ static int parse(int argc, char **argv, struct run_args *a)
 			/* Never move a thread outside its own binding. */
 			a->params.keep_bindings = 1;
 			break;
+		case 'n': {
+			long v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v < -20 || v > 19) {
+				nl_cli_error(a->cmd,
+					     "--nice wants a whole number from "
+					     "-20 to 19, not \"%s\"",
+					     optarg);
+				return -1;
+			}
+			a->nice = (int)v;
+			a->nice_given = 1;
+			break;
+		}
 		case 'h':
 			nl_cli_usage(a->cmd, stdout);
 			return 1;
@@ -232,12 +249,72 @@ static double cpu_now_s(void)
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
 }
 
+/* What numalot itself cost and how it ran, for the record. */
+struct own {
+	double startup_cpu, run_cpu; /* process CPU time at those points */
+	int nice, asked, nice_rc;    /* nl_own_nice's */
+};
+
+static void add_double(struct json_object *o, const char *k, double v)
+{
+	json_object_object_add(o, k, json_object_new_double(v));
+}
+
+/* numalot's own cost (not in sim reports: they must be identical run to
+ * run), or NULL. */
+static struct json_object *overhead(struct nl_engine *e, struct nl_machine *m,
+				    const struct own *w)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return NULL;
+	struct json_object *o = json_object_new_object();
+	size_t taken, released;
+	double takeover =
+		nl_real_takeover_s(m, &taken) + nl_engine_takeover_cpu_s(e);
+	double release = nl_real_release_s(m, &released);
+	double late_max, late_mean;
+	nl_engine_lateness(e, &late_max, &late_mean);
+	add_double(o, "cpu_s",
+		   (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+			   (double)ru.ru_stime.tv_sec +
+			   ru.ru_stime.tv_usec * 1e-6);
+	add_double(o, "startup_cpu_s", w->startup_cpu);
+	add_double(o, "periods_cpu_s", w->run_cpu - w->startup_cpu);
+	add_double(o, "takeover_cpu_s", takeover);
+	json_object_object_add(o, "threads_taken_over",
+			       json_object_new_int64((int64_t)taken));
+	add_double(o, "release_cpu_s", release);
+	json_object_object_add(o, "threads_released",
+			       json_object_new_int64((int64_t)released));
+	struct json_object *pr = json_object_new_object();
+	json_object_object_add(pr, "nice", json_object_new_int(w->nice));
+	json_object_object_add(pr, "asked", json_object_new_int(w->asked));
+	if (w->nice_rc < 0)
+		json_object_object_add(
+			pr, "error",
+			json_object_new_string(strerror(-w->nice_rc)));
+	json_object_object_add(o, "priority", pr);
+	add_double(o, "period_late_max_s", late_max);
+	add_double(o, "period_late_mean_s", late_mean);
+	return o;
+}
+
 static int manage(const struct run_args *a, struct nl_machine *m)
 {
 	struct nl_engine *e;
 	/* What starting cost (libraries, topology, counter probe), apart
 	 * from what each period costs. */
-	double startup_cpu = cpu_now_s();
+	struct own w = {.startup_cpu = cpu_now_s(), .asked = a->nice};
+	/* Its periods on time when the command's threads oversubscribe the
+	 * CPUs (docs/real-node.md, "Priority"); the command, started
+	 * already, keeps its own priority. */
+	w.nice_rc = nl_own_nice(a->nice, !a->nice_given, &w.nice);
+	if (w.nice_rc < 0 && a->nice_given)
+		nl_cli_error(a->cmd,
+			     "warning: --nice=%d: %s (numalot runs at nice "
+			     "%d)",
+			     a->nice, strerror(-w.nice_rc), w.nice);
 	int rc = nl_engine_create(m, &e);
 
 	if (rc == 0)
@@ -252,7 +329,7 @@ static int manage(const struct run_args *a, struct nl_machine *m)
 	if (rc == 0)
 		rc = nl_engine_run(e);
 	/* ...and what building the report costs, once, at the end. */
-	double run_cpu = cpu_now_s();
+	w.run_cpu = cpu_now_s();
 	if (rc < 0) {
 		if (e)
 			nl_engine_release(e, -1);
@@ -260,41 +337,9 @@ static int manage(const struct run_args *a, struct nl_machine *m)
 	}
 	if (a->report && e) {
 		struct json_object *r = nl_engine_report(e, 0);
-		struct rusage ru;
-		/* numalot's own cost, for the record (not in sim reports:
-		 * they must be identical run to run). */
-		if (r && getrusage(RUSAGE_SELF, &ru) == 0) {
-			struct json_object *o = json_object_new_object();
-			double cpu = (double)ru.ru_utime.tv_sec +
-				     ru.ru_utime.tv_usec * 1e-6 +
-				     (double)ru.ru_stime.tv_sec +
-				     ru.ru_stime.tv_usec * 1e-6;
-			json_object_object_add(o, "cpu_s",
-					       json_object_new_double(cpu));
-			json_object_object_add(
-				o, "startup_cpu_s",
-				json_object_new_double(startup_cpu));
-			json_object_object_add(
-				o, "periods_cpu_s",
-				json_object_new_double(run_cpu - startup_cpu));
-			size_t taken;
-			double takeover = nl_real_takeover_s(m, &taken) +
-					  nl_engine_takeover_cpu_s(e);
-			json_object_object_add(
-				o, "takeover_cpu_s",
-				json_object_new_double(takeover));
-			json_object_object_add(
-				o, "threads_taken_over",
-				json_object_new_int64((int64_t)taken));
-			size_t released;
-			double release = nl_real_release_s(m, &released);
-			json_object_object_add(o, "release_cpu_s",
-					       json_object_new_double(release));
-			json_object_object_add(
-				o, "threads_released",
-				json_object_new_int64((int64_t)released));
+		struct json_object *o = r ? overhead(e, m, &w) : NULL;
+		if (o)
 			json_object_object_add(r, "numalot_overhead", o);
-		}
 		if (!r || nl_cli_write_json(a->cmd, a->report, r) < 0)
 			rc = rc ? rc : -EIO;
 		json_object_put(r);

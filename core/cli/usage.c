@@ -81,6 +81,8 @@ static const char run_options[] =
 	"  --children          manage the processes they start too\n"
 	"  --keep-bindings     never move a thread outside its own "
 	"binding\n"
+	"  --nice=N            numalot's own nice (default: raised to "
+	"-10 where allowed)\n"
 	"  -h, --help          this text\n";
 
 static void all_usage(FILE *f)

@@ -24,6 +24,12 @@ for _ in $(seq 50); do hello && break; sleep 0.05; done
 check "the agent answers" hello
 check "its folder is root's, 0755" test "$(stat -c '%U %a' "$T/run")" = "root 755"
 check "its socket is 0666 (access is checked per request)" test "$(stat -c %a "$S")" = 666
+# Its periods on time when jobs oversubscribe the CPUs: nice -10 (or what
+# it was started with, if higher), seen in /proc, and logged.
+anice=-10
+[ "$(cut -d' ' -f19 /proc/self/stat)" -lt -10 ] && anice=$(cut -d' ' -f19 /proc/self/stat)
+check "it runs at nice $anice (seen in /proc)" test "$(cut -d' ' -f19 /proc/$ap/stat)" = "$anice"
+check "...and says so" grep -q "runs at nice $anice" "$T/agent.log"
 
 # 40 silent connections of nobody's: at most 16 are kept, none blocks root.
 su nobody -s /bin/sh -c "python3 -c '

@@ -181,6 +181,31 @@ check "without --children only the command itself" \
 check "a command started by a waiting shell keeps the whole CPU set" \
 	grep -q "Cpus_allowed_list:[[:space:]]*$ALL\$" "$T/sh.out"
 
+# 6c. numalot's own priority: raised to nice -10 where it may (its
+# periods on time when the command oversubscribes the CPUs), seen from
+# the command through /proc; the command keeps the priority it was given.
+base=$(cut -d' ' -f19 /proc/self/stat)
+# The command: numalot's nice once it is $1 (bounded wait), then its own.
+nice_probe='for _ in $(seq 100); do n=$(cut -d" " -f19 /proc/$PPID/stat); [ "$n" = "$1" ] && break; sleep 0.05; done; echo "$n $(cut -d" " -f19 /proc/self/stat)"'
+want=-10
+[ "$base" -lt -10 ] && want=$base
+[ "$(id -u)" = 0 ] || want=$base
+"$N" run --policy=monitor --report="$T/nice.json" -- sh -c "$nice_probe" sh "$want" >"$T/nice.out"
+check "priority: numalot runs at nice $want (seen in /proc)" test "$(cat "$T/nice.out")" = "$want $base"
+check "...and its report says so" test "$(json "$T/nice.json" "r['numalot_overhead']['priority']['nice']")" = "$want"
+check "...with how late its periods came" test "$(json "$T/nice.json" "r['numalot_overhead']['period_late_max_s'] >= 0")" = True
+"$N" run --nice=5 --policy=monitor --report="$T/nice5.json" -- sh -c "$nice_probe" sh 5 >"$T/nice5.out"
+check "--nice=5: numalot at nice 5, the command as it was" test "$(cat "$T/nice5.out")" = "5 $base"
+if [ "$(id -u)" = 0 ] && [ "$base" -gt -10 ] && command -v setpriv >/dev/null; then
+	# Without CAP_SYS_NICE (a user): numalot runs on as it was, and the
+	# report says why.
+	setpriv --inh-caps=-sys_nice --bounding-set=-sys_nice \
+		"$N" run --policy=monitor --report="$T/nocap.json" -- sh -c "$nice_probe" sh "$base" >"$T/nocap.out" 2>"$T/nocap.err"
+	check "no CAP_SYS_NICE: the command runs (status 0)" test $? -eq 0
+	check "...numalot as it was, nothing printed" test "$(cat "$T/nocap.out")" = "$base $base" -a ! -s "$T/nocap.err"
+	check "...and the report says why" test "$(json "$T/nocap.json" "r['numalot_overhead']['priority']['error']")" = "Permission denied"
+fi
+
 # 7. bad input: one clear line, status 2.
 expect2() { # description, text, args...
 	local what=$1 text=$2
@@ -197,6 +222,8 @@ expect2 "run without a command" "no command" run --policy=lbma
 expect2 "run of a missing program" "cannot run" run -- /nonexistent/prog
 expect2 "attach to a missing PID" "no process 999999999" attach 999999999
 expect2 "attach to a non-number" "not a process id" attach abc
+expect2 "a --nice out of range" "--nice wants a whole number from -20 to 19" \
+	run --nice=-40 -- true
 expect2 "unknown counter backend" "auto, papi, perf, software" \
 	run --counters=pmu -- true
 expect2 "a topology this machine lacks" "which this machine does not have" \

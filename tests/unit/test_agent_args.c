@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "agent_args.h"
+#include "util.h"
 
 static char out_text[4096], err_text[4096];
 
@@ -53,6 +54,11 @@ static void good_options(void **state)
 	assert_string_equal(c.report_dir, "/var/r");
 	assert_int_equal(parse(&c, "numalotd --socket=/tmp/b.sock"), 0);
 	assert_string_equal(c.socket_path, "/tmp/b.sock");
+	/* The agent's own nice: raised to NL_OWN_NICE unless told. */
+	assert_int_equal(parse(&c, "numalotd"), 0);
+	assert_true(c.nice == NL_OWN_NICE && !c.nice_given);
+	assert_int_equal(parse(&c, "numalotd --nice=5"), 0);
+	assert_true(c.nice == 5 && c.nice_given);
 	/* --force= with nothing: none forced. */
 	assert_int_equal(parse(&c, "numalotd --force="), 0);
 	assert_int_equal(c.force, -1);
@@ -85,6 +91,8 @@ static void bad_input_is_named(void **state)
 		{"numalotd --force=fast", "\"fast\""},
 		{"numalotd --log-level=loud", "\"loud\""},
 		{"numalotd --ready-fd=1", "\"1\""},
+		{"numalotd --nice=-21", "--nice wants a whole number"},
+		{"numalotd --nice=high", "\"high\""},
 		{"numalotd extra", "takes no operand (got \"extra\")"},
 		{"numalotd -x", "\"-x\""},
 	};

@@ -28,6 +28,10 @@ struct script {
 	int gone_on_place; /* tid that "exits" when placed */
 	int places, bad_places;
 	struct nl_process_info proc;
+	/* The wait after step late_step wakes late_s past its time (numalot
+	 * starved of CPU). */
+	int late_step;
+	double late_s;
 };
 
 static struct script *S(struct nl_machine *m)
@@ -108,7 +112,7 @@ static int sc_release(struct nl_machine *m, int tid)
 static int sc_wait(struct nl_machine *m, double seconds)
 {
 	struct script *s = S(m);
-	s->now += seconds;
+	s->now += seconds + (s->step == s->late_step ? s->late_s : 0);
 	s->step++;
 	return s->step < 8;
 }
@@ -161,6 +165,7 @@ static void script_init(struct script *s)
 	s->proc = (struct nl_process_info){.pid = 100, .end_s = -1};
 	strcpy(s->proc.name, "scripted");
 	s->gone_on_place = -1;
+	s->late_step = -1;
 }
 
 static void script_free(struct script *s)
@@ -245,6 +250,47 @@ static void appear_vanish_reuse(void **state)
 	json_object_put(r);
 	nl_engine_free(e);
 	script_free(&s);
+}
+
+/* How late periods start is kept: the most and the mean (numalot's own
+ * timeliness, in the report of numalot run). */
+static void lateness_is_kept(void **state)
+{
+	(void)state;
+	struct script s;
+	struct nl_engine *e;
+	struct nl_policy_params p;
+	struct nl_engine_summary sum;
+	double max_s, mean_s;
+
+	for (int late = 0; late <= 1; late++) {
+		script_init(&s);
+		nl_policy_params_default(&p);
+		p.period_s = 0.5;
+		if (late) {
+			s.late_step = 3;
+			s.late_s = 0.7;
+		}
+		assert_int_equal(nl_engine_create(&s.m, &e), 0);
+		assert_int_equal(nl_engine_add_domain(e, 1, "job 1",
+						      NL_POLICY_MONITOR, &p, 3),
+				 0);
+		assert_int_equal(nl_engine_add_process(e, 100, 1), 0);
+		assert_int_equal(nl_engine_run(e), 0);
+		assert_int_equal(nl_engine_summary(e, 1, &sum), 0);
+		assert_true(sum.periods >= 4);
+		nl_engine_lateness(e, &max_s, &mean_s);
+		if (late) {
+			assert_float_equal(max_s, 0.7, 1e-9);
+			assert_float_equal(mean_s, 0.7 / (double)sum.periods,
+					   1e-9);
+		} else {
+			assert_float_equal(max_s, 0, 1e-12);
+			assert_float_equal(mean_s, 0, 1e-12);
+		}
+		nl_engine_free(e);
+		script_free(&s);
+	}
 }
 
 /* A thread that exits between decision and move is journaled, not fatal. */
@@ -350,6 +396,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(appear_vanish_reuse),
 		cmocka_unit_test(exit_before_move),
+		cmocka_unit_test(lateness_is_kept),
 		cmocka_unit_test(monitor_places_nothing),
 		cmocka_unit_test(dry_run_records),
 	};
