@@ -55,6 +55,9 @@ double nl_thread_cpu_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The nice before nl_own_nice first changed it (nl_own_nice_undo). */
+static int nice_start, nice_changed;
+
 int nl_own_nice(int want, int raise_only, int *now)
 {
 	errno = 0;
@@ -62,12 +65,21 @@ int nl_own_nice(int want, int raise_only, int *now)
 	if (cur == -1 && errno)
 		return -errno;
 	*now = cur;
+	if (!nice_changed)
+		nice_start = cur;
 	if (cur == want || (raise_only && cur < want))
 		return 0;
 	if (setpriority(PRIO_PROCESS, 0, want) < 0)
 		return -errno;
+	nice_changed = 1;
 	*now = want;
 	return 0;
+}
+
+void nl_own_nice_undo(void)
+{
+	if (nice_changed && setpriority(PRIO_PROCESS, 0, nice_start) == 0)
+		nice_changed = 0;
 }
 
 double nl_mono_s(void)

@@ -54,7 +54,8 @@ static const char *const policy_list[NL_CHOICE_COUNT] = {"", "monitor", "imar2",
  */
 static int spawn_agent(const struct nl_site *s)
 {
-	char idle[32], period[32], minp[32], maxp[32], allow[64], force[32];
+	char idle[32], period[32], minp[32], maxp[32], allow[64], force[32],
+		nice[24];
 	char sock[160], cnt[48], topo[300], rdir[540];
 	int pfd[2];
 	pid_t pid;
@@ -119,6 +120,7 @@ static int spawn_agent(const struct nl_site *s)
 					       policy_list[c]);
 	snprintf(force, sizeof(force), "--force=%s",
 		 s->force > 0 ? policy_list[s->force] : "");
+	snprintf(nice, sizeof(nice), "--nice=%d", (int)s->agent_nice);
 	char *argv[16] = {(char *)s->agent, sock, idle, period, minp, maxp, cnt,
 			  "--ready-fd=3"};
 	int n = 8;
@@ -130,6 +132,8 @@ static int spawn_agent(const struct nl_site *s)
 		argv[n++] = allow;
 	if (s->force > 0)
 		argv[n++] = force;
+	if (s->agent_nice_set)
+		argv[n++] = nice;
 	if (!s->log[0])
 		argv[n++] = "--syslog";
 	argv[n] = NULL;

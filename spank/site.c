@@ -129,6 +129,14 @@ static int apply(struct nl_site *s, const char *key, const char *v)
 		return number(v, 0.001, 86400, &s->max_period_s);
 	if (!strcmp(key, "idle_exit"))
 		return number(v, 0, 86400, &s->idle_exit_s);
+	if (!strcmp(key, "agent_nice")) {
+		double x;
+		if (number(v, -20, 19, &x) < 0 || x != (int)x)
+			return -1;
+		s->agent_nice = x;
+		s->agent_nice_set = 1;
+		return 0;
+	}
 	if (!strcmp(key, "wait"))
 		return number(v, 0.05, 30, &s->wait_s);
 	if (!strcmp(key, "user_reports")) {
@@ -164,6 +172,7 @@ static const char *valid_values(const char *key)
 		{"user_reports", "always, request or never"},
 		{"wait", "seconds from 0.05 to 30"},
 		{"idle_exit", "seconds from 0 to 86400"},
+		{"agent_nice", "a whole number from -20 to 19"},
 		{"topology", "an hwloc synthetic description"}};
 	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++)
 		if (!strcmp(key, hints[i][0]))
@@ -195,7 +204,7 @@ int nl_site_parse(struct nl_site *s, int ac, char **av,
 				 "plugstack.conf (valid: default, allow, "
 				 "force, report_dir, agent, socket, period, "
 				 "min_period, max_period, counters, "
-				 "idle_exit, topology, log, wait, "
+				 "idle_exit, agent_nice, topology, log, wait, "
 				 "bindings, user_reports, site_log); ignored",
 				 av[i]);
 		else

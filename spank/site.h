@@ -38,9 +38,11 @@ struct nl_site {
 	double min_period_s;	       /* min_period= (0.1) */
 	double max_period_s;	       /* max_period= (60) */
 	double idle_exit_s;	       /* idle_exit= agent idle exit (60) */
-	double wait_s;	   /* wait= the most a step waits on the agent (1) */
-	int keep_bindings; /* bindings=keep: never leave a task's binding
-			      (default free: anywhere in its allocation) */
+	double agent_nice;  /* agent_nice= the agent's own nice, -20 to 19 */
+	int agent_nice_set; /* given (else the agent raises itself to -10) */
+	double wait_s;	    /* wait= the most a step waits on the agent (1) */
+	int keep_bindings;  /* bindings=keep: never leave a task's binding
+			       (default free: anywhere in its allocation) */
 	enum nl_user_reports user_reports; /* user_reports= (request) */
 	char site_log[512]; /* site_log= a JSON line per step, "" none */
 };

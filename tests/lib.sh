@@ -47,3 +47,13 @@ thread_cpus() {
 		done <"$s"
 	done 2>/dev/null
 }
+# can_raise_nice N: whether this shell's children may set a nice of N
+# (CAP_SYS_NICE, bit 23 of CapEff, or an RLIMIT_NICE of at least 20 - N).
+can_raise_nice() {
+	local cap lim
+	cap=$(awk '/^CapEff:/ {print $2}' /proc/self/status)
+	[ -n "$cap" ] && [ $(((0x$cap >> 23) & 1)) -eq 1 ] && return 0
+	lim=$(ulimit -e 2>/dev/null)
+	[ "$lim" = unlimited ] && return 0
+	[ -n "$lim" ] && [ "$lim" -ge $((20 - $1)) ]
+}

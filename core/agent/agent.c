@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -327,6 +328,40 @@ static void step_if_due(struct loop *lp, double now)
 	drop_stale(s, now);
 }
 
+int nl_nice_guard_check(struct nl_nice_guard *g, double now_s, double cpu_s)
+{
+	if (!g->raised)
+		return 0;
+	if (g->t0_s <= 0 || now_s < g->t0_s) {
+		g->t0_s = now_s;
+		g->cpu0_s = cpu_s;
+		return 0;
+	}
+	if (now_s - g->t0_s < NL_NICE_GUARD_WINDOW_S)
+		return 0;
+	double share = (cpu_s - g->cpu0_s) / (now_s - g->t0_s);
+	g->t0_s = now_s;
+	g->cpu0_s = cpu_s;
+	if (share <= NL_NICE_GUARD_MAX_SHARE)
+		return 0;
+	g->raised = 0;
+	return 1;
+}
+
+/* The raised priority given up when the agent works too hard for it. */
+static void guard_priority(struct nl_server *s, double now)
+{
+	double cpu = nl_thread_cpu_s();
+	if (!nl_nice_guard_check(&s->nice_guard, now, cpu))
+		return;
+	nl_own_nice_undo();
+	nl_log(NL_LOG_WARNING,
+	       "used over %.0f%% of a CPU in %.0f s: back to the priority it "
+	       "was started with (nice %d)",
+	       100 * NL_NICE_GUARD_MAX_SHARE, NL_NICE_GUARD_WINDOW_S,
+	       getpriority(PRIO_PROCESS, 0));
+}
+
 /* With no step: 1 once idle for idle_exit_s (nobody talking to us). */
 static int idle_out(struct loop *lp, double now)
 {
@@ -373,6 +408,7 @@ static int loop(struct nl_server *s, struct listener *l, int tfd, int sfd)
 		if (stop)
 			break;
 		double now = nl_mono_s();
+		guard_priority(s, now);
 		conn_expire(&lp.cs, now);
 		if (!lp.listening && now >= lp.resume_at &&
 		    watch(lp.cs.epoll_fd, l->fd, &listen_mark) == 0)
@@ -430,9 +466,12 @@ static void leave_job(void)
 /* Periods on time when jobs oversubscribe the node's CPUs: at most a
  * fraction of a percent of a core, served before the jobs' threads
  * (docs/real-node.md, "Priority"). */
-static void own_priority(const struct nl_agent_config *c)
+static void own_priority(const struct nl_agent_config *c,
+			 struct nl_nice_guard *g)
 {
+	int was = getpriority(PRIO_PROCESS, 0);
 	int nice = 0, rc = nl_own_nice(c->nice, !c->nice_given, &nice);
+	g->raised = rc == 0 && nice < was;
 	if (rc < 0)
 		nl_log(NL_LOG_WARNING,
 		       "cannot set its own priority to nice %d (%s): it runs "
@@ -460,7 +499,7 @@ int nl_agent_run(const struct nl_agent_config *c)
 	int lfd = -1, tfd = -1, sfd = -1, status = 1;
 
 	gethostname(s.node, sizeof(s.node) - 1);
-	own_priority(c);
+	own_priority(c, &s.nice_guard);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);

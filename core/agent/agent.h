@@ -30,6 +30,24 @@ struct nl_agent_config {
 
 void nl_agent_config_default(struct nl_agent_config *c);
 
+/*
+ * The agent's raised priority, given up for good when the agent used more
+ * than NL_NICE_GUARD_MAX_SHARE of a CPU over a window of
+ * NL_NICE_GUARD_WINDOW_S (a bug, or more work than a node should give
+ * it): it never takes the jobs' CPUs at a raised priority
+ * (docs/real-node.md, "Priority").
+ */
+#define NL_NICE_GUARD_WINDOW_S 10.0
+#define NL_NICE_GUARD_MAX_SHARE 0.25
+struct nl_nice_guard {
+	int raised;	     /* above the priority it was started with */
+	double t0_s, cpu0_s; /* the window's start: its clock, its CPU time */
+};
+
+/* As the loop turns (now_s monotonic, cpu_s the agent's CPU time): 1 when
+ * the raised priority is to be given up now (raised is 0 from then on). */
+int nl_nice_guard_check(struct nl_nice_guard *g, double now_s, double cpu_s);
+
 /* Run the agent until idle exit or SIGTERM/SIGINT. Returns an exit status. */
 int nl_agent_run(const struct nl_agent_config *c);
 

@@ -41,7 +41,8 @@ struct nl_server {
 	int next_domain;
 	int next_key;
 	char node[64];
-	double stale_checked_s; /* drop_stale's last look */
+	double stale_checked_s;		 /* drop_stale's last look */
+	struct nl_nice_guard nice_guard; /* its raised priority (agent.h) */
 };
 
 /* Who is on the other end of the socket (SO_PEERCRED). */

@@ -1,5 +1,6 @@
 /* numalot: a report file written safely and atomically (rwrite.h). */
 #include "rwrite.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -198,6 +199,7 @@ int nl_write_report_as(const char *path, const char *text,
 	if (pid == 0) {
 		close(pfd[0]);
 		signal(SIGXFSZ, SIG_IGN); /* a file size limit: an error */
+		nl_own_nice_undo(); /* the user's work: not at the agent's */
 		if (o->uid != 0 &&
 		    (setgroups((size_t)(o->ngroups > 0 && o->groups ? o->ngroups
 								    : 0),

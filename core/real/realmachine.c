@@ -27,10 +27,10 @@
  * faults and resident size say. */
 #define PAGES_STILL_MAX_S 30.0
 /* A process's numa_maps is read at most once in (its mappings / this)
- * seconds: a reading costs about 1.5-3 us a mapping here, the more while
- * the process's threads run (535 mappings for a process of 256 threads, a
- * stack each: 0.8-1.2 ms), so that it takes at most about 0.05% of a
- * CPU. */
+ * seconds: a reading costs about 1.3-3 us a mapping here, the more while
+ * the process's threads run (0.7-1.4 ms for the 535 mappings of a process
+ * of 256 threads, a stack each), so that it takes about 0.05% of a CPU
+ * at most. */
 #define PAGES_MAPPINGS_PER_S 200.0
 /* Two numa_maps readings within this share of each other are the same. */
 #define PAGES_SAME 0.01

@@ -145,6 +145,14 @@ if [ -n "$c0" ] && [ -n "$c1" ]; then
 		test "$(json "$c0" "len(r['threads'])")" -eq 3 -a "$(json "$c1" "len(r['threads'])")" -eq 3
 fi
 
+# The agent the plugin started raised its own priority (its periods on
+# time when jobs oversubscribe the CPUs), or says why not.
+check "(c) the agent says at which nice it runs" \
+	grep -Eq "runs at nice -?[0-9]+|cannot set its own priority" agent.log
+if [ "$(cut -d' ' -f19 /proc/self/stat)" -ge -10 ] && can_raise_nice -10; then
+	check "(c) ...nice -10" grep -q "runs at nice -10" agent.log
+fi
+
 # (d) a bad value fails srun before any task runs, listing the policies.
 srun -Q --numalot=bogus touch "$T/d.ran" >d.out 2>&1
 check "(d) srun fails on --numalot=bogus" test $? -ne 0

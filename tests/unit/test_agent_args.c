@@ -104,12 +104,36 @@ static void bad_input_is_named(void **state)
 	}
 }
 
+/* The raised priority is given up once the agent used more than a
+ * quarter of a CPU over a window, and only then; never when not raised. */
+static void nice_guard_gives_up(void **state)
+{
+	(void)state;
+	struct nl_nice_guard g = {.raised = 1};
+	double w = NL_NICE_GUARD_WINDOW_S;
+
+	assert_int_equal(nl_nice_guard_check(&g, 100, 5), 0); /* starts */
+	/* 20% of a CPU over a window: kept. */
+	assert_int_equal(nl_nice_guard_check(&g, 100 + w / 2, 5 + w), 0);
+	assert_int_equal(nl_nice_guard_check(&g, 100 + w, 5 + 0.2 * w), 0);
+	assert_true(g.raised);
+	/* 30% over the next: given up, once. */
+	assert_int_equal(nl_nice_guard_check(&g, 100 + 2 * w, 5 + 0.5 * w), 1);
+	assert_false(g.raised);
+	assert_int_equal(nl_nice_guard_check(&g, 100 + 3 * w, 5 + 3 * w), 0);
+	/* Not raised (no privilege, or a site's --nice not higher): never. */
+	struct nl_nice_guard n = {0};
+	assert_int_equal(nl_nice_guard_check(&n, 1, 0), 0);
+	assert_int_equal(nl_nice_guard_check(&n, 1 + w, w), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(good_options),
 		cmocka_unit_test(help_and_version),
 		cmocka_unit_test(bad_input_is_named),
+		cmocka_unit_test(nice_guard_gives_up),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

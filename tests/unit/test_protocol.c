@@ -164,6 +164,13 @@ static void plugstack(void **state)
 	assert_int_equal(nl_site_parse(&s, 2, keep, complain), 1);
 	assert_int_equal(complaints, 1);
 	assert_int_equal(s.keep_bindings, 1);
+	/* The agent's own nice: raised to -10 by the agent unless set. */
+	assert_false(s.agent_nice_set);
+	char *nice[] = {"agent_nice=5", "agent_nice=1.5", "agent_nice=-30"};
+	complaints = 0;
+	assert_int_equal(nl_site_parse(&s, 3, nice, complain), 2);
+	assert_true(s.agent_nice_set && s.agent_nice == 5);
+	assert_non_null(strstr(last, "a whole number from -20 to 19"));
 
 	/* Bad ones are named, skipped, and the rest still apply. */
 	char *bad[] = {"colour=blue", "period=fast",

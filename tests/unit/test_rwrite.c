@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "rwrite.h"
+#include "util.h"
 
 static char dir[] = "/tmp/numalot-rwrite.XXXXXX";
 
@@ -165,6 +166,39 @@ static int remove_dir(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* In a child: 0 when nl_own_nice raises only when told to, sets what it
+ * is given, and nl_own_nice_undo (what a report writer calls before it
+ * takes its user's identity) goes back to the starting nice. */
+static int nice_steps(void)
+{
+	int start = getpriority(PRIO_PROCESS, 0), now = 99;
+	if (start > 17)
+		return 0; /* no room for + 2 */
+	if (nl_own_nice(start + 2, 1, &now) != 0 || now != start ||
+	    getpriority(PRIO_PROCESS, 0) != start)
+		return 1; /* raise only: not lowered */
+	if (nl_own_nice(start + 2, 0, &now) != 0 || now != start + 2 ||
+	    getpriority(PRIO_PROCESS, 0) != start + 2)
+		return 2;   /* as given */
+	nl_own_nice_undo(); /* raising back takes privilege */
+	if (geteuid() == 0 && getpriority(PRIO_PROCESS, 0) != start)
+		return 3;
+	return 0;
+}
+
+static void own_nice_and_back(void **state)
+{
+	(void)state;
+	int st;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(nice_steps());
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -172,6 +206,7 @@ int main(void)
 		cmocka_unit_test(data_is_not_replaced_by_a_stub),
 		cmocka_unit_test(links_and_others_files_are_refused),
 		cmocka_unit_test(appends_and_folders),
+		cmocka_unit_test(own_nice_and_back),
 	};
 	return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }
