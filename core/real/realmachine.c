@@ -29,9 +29,10 @@
 /* A process's numa_maps is read at most once in (its mappings / this)
  * seconds: a reading costs about 1.3-3 us a mapping here, the more while
  * the process's threads run (0.7-1.4 ms for the 535 mappings of a process
- * of 256 threads, a stack each), so that it takes about 0.05% of a CPU
- * at most. */
-#define PAGES_MAPPINGS_PER_S 200.0
+ * of 256 threads, a stack each), so that it takes at most about 0.07-0.15%
+ * of a CPU. Not less: a process of a few hundred mappings (its libraries)
+ * would have its young readings, every 1-2 s, spaced out too. */
+#define PAGES_MAPPINGS_PER_S 500.0
 /* Two numa_maps readings within this share of each other are the same. */
 #define PAGES_SAME 0.01
 #define WAIT_SLICE_S 0.05
