@@ -801,6 +801,72 @@ static void real_node_reads_costly_pages_less(void **state)
 	nl_topology_free(topo);
 }
 
+/* Blocks until its pipe is closed. */
+static void *piped_thread(void *arg)
+{
+	char c;
+	while (read(*(int *)arg, &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+/*
+ * A process of many threads (a stack each: costly to read, and what
+ * changes its faults while threads start and end) has its numa_maps read
+ * at most once in (threads / 100) s: 300 threads, 3 s, where its
+ * mappings alone (about 700) would allow 1.4 s (docs/real-node.md,
+ * "Cost").
+ */
+static void real_node_reads_many_threads_pages_less(void **state)
+{
+	enum { NTHR = 300 };
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	const struct nl_thread_info *ti;
+	const size_t len = 16 << 20;
+	unsigned long reads, kept, reads0, kept0;
+	pthread_t th[NTHR];
+	pthread_attr_t a;
+	int pid = getpid(), p[2];
+	size_t n;
+	double t0;
+	char *mem;
+	(void)state;
+	if (!(m = self_managed(&topo)))
+		skip();
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pthread_attr_init(&a), 0);
+	assert_int_equal(pthread_attr_setstacksize(&a, 64 << 10), 0);
+	for (int i = 0; i < NTHR; i++)
+		assert_int_equal(
+			pthread_create(&th[i], &a, piped_thread, &p[0]), 0);
+	assert_int_equal(m->ops->threads(m, &ti, &n), 0); /* counts them */
+	assert_true(n > NTHR);
+	pages_now(m, pid); /* the first reading */
+	t0 = nl_mono_s();
+	page_looks(m, pid, &reads0, &kept0);
+	mem = malloc(len);
+	assert_non_null(mem);
+	memset(mem, 1, len);
+	usleep(2100000);
+	pages_now(m, pid);
+	page_looks(m, pid, &reads, &kept);
+	if (nl_mono_s() - t0 < 2.9) /* checked when asked in time */
+		assert_int_equal(reads, reads0);
+	usleep(1100000); /* past 3 s: the memory touched is read */
+	pages_now(m, pid);
+	page_looks(m, pid, &reads, &kept);
+	assert_true(reads > reads0);
+	close(p[1]);
+	for (int i = 0; i < NTHR; i++)
+		pthread_join(th[i], NULL);
+	close(p[0]);
+	pthread_attr_destroy(&a);
+	free(mem);
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+}
+
 static int fork_pipe[2];
 static volatile pid_t forked;
 
@@ -1125,6 +1191,7 @@ int main(void)
 		cmocka_unit_test(real_node_reads_pages_less_when_still),
 		cmocka_unit_test(real_node_leaves_still_pages_unread),
 		cmocka_unit_test(real_node_reads_costly_pages_less),
+		cmocka_unit_test(real_node_reads_many_threads_pages_less),
 		cmocka_unit_test(real_node_children_of_a_thread_that_woke),
 		cmocka_unit_test(real_node_uncounted_idle_in_turns),
 		cmocka_unit_test(real_node_counted_idle_in_turns),
