@@ -78,7 +78,9 @@ int nl_own_nice(int want, int raise_only, int *now)
 
 void nl_own_nice_undo(void)
 {
-	if (nice_changed && setpriority(PRIO_PROCESS, 0, nice_start) == 0)
+	/* Only a raised priority: a lower one was asked for. */
+	if (nice_changed && getpriority(PRIO_PROCESS, 0) < nice_start &&
+	    setpriority(PRIO_PROCESS, 0, nice_start) == 0)
 		nice_changed = 0;
 }
 

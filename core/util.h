@@ -37,9 +37,10 @@ double nl_thread_cpu_s(void);
  */
 int nl_own_nice(int want, int raise_only, int *now);
 
-/* Back to the nice the process had before nl_own_nice (none called: as
- * it is): in a child forked to work for a user (a report written as the
- * user), or when numalot gives up its raised priority. */
+/* Back to the nice the process had before nl_own_nice when it raised it
+ * (none called, or set lower: as it is): in a child forked to work for a
+ * user (a report written as the user), or when numalot gives up its
+ * raised priority. */
 void nl_own_nice_undo(void);
 
 #endif

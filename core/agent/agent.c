@@ -351,8 +351,8 @@ int nl_nice_guard_check(struct nl_nice_guard *g, double now_s, double cpu_s)
 /* The raised priority given up when the agent works too hard for it. */
 static void guard_priority(struct nl_server *s, double now)
 {
-	double cpu = nl_thread_cpu_s();
-	if (!nl_nice_guard_check(&s->nice_guard, now, cpu))
+	if (!s->nice_guard.raised ||
+	    !nl_nice_guard_check(&s->nice_guard, now, nl_thread_cpu_s()))
 		return;
 	nl_own_nice_undo();
 	nl_log(NL_LOG_WARNING,

@@ -37,7 +37,8 @@
  * threads / this) seconds: its stacks (a mapping and a guard page each)
  * make the reading costly, and while its threads start or end they are
  * most of what changes its faults and resident size, read again each
- * time (256 threads: every 2.6 s, 0.7-1.4 ms a reading here). */
+ * time (256 threads: every 2.6 s, 0.7-1.4 ms a reading here); never
+ * less often than PAGES_REFRESH_S for that. */
 #define PAGES_THREADS_PER_S 100.0
 /* Two numa_maps readings within this share of each other are the same. */
 #define PAGES_SAME 0.01
@@ -467,8 +468,11 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 	 * less often (PAGES_MAPPINGS_PER_S, PAGES_THREADS_PER_S). */
 	if (p->pages_maps / PAGES_MAPPINGS_PER_S > every)
 		every = p->pages_maps / PAGES_MAPPINGS_PER_S;
-	if ((double)p->nthreads / PAGES_THREADS_PER_S > every)
-		every = (double)p->nthreads / PAGES_THREADS_PER_S;
+	double by_threads = (double)p->nthreads / PAGES_THREADS_PER_S;
+	if (by_threads > PAGES_REFRESH_S) /* its first-touch placement */
+		by_threads = PAGES_REFRESH_S;
+	if (by_threads > every)
+		every = by_threads;
 	if ((!p->have_pages || now - p->pages_t > every) && still(p, now)) {
 		p->pages_t = now; /* as it was: not read */
 		p->pages_same = 1;

@@ -168,21 +168,34 @@ static int remove_dir(void **state)
 
 /* In a child: 0 when nl_own_nice raises only when told to, sets what it
  * is given, and nl_own_nice_undo (what a report writer calls before it
- * takes its user's identity) goes back to the starting nice. */
+ * takes its user's identity) goes back to the starting nice from a raised
+ * one, and keeps a lower one (asked for). */
 static int nice_steps(void)
 {
-	int start = getpriority(PRIO_PROCESS, 0), now = 99;
-	if (start > 17)
-		return 0; /* no room for + 2 */
+	int start = getpriority(PRIO_PROCESS, 0), now = 99, rc;
+	if (start > 16 || start < -18)
+		return 0; /* no room to step either way */
 	if (nl_own_nice(start + 2, 1, &now) != 0 || now != start ||
 	    getpriority(PRIO_PROCESS, 0) != start)
 		return 1; /* raise only: not lowered */
-	if (nl_own_nice(start + 2, 0, &now) != 0 || now != start + 2 ||
-	    getpriority(PRIO_PROCESS, 0) != start + 2)
-		return 2;   /* as given */
-	nl_own_nice_undo(); /* raising back takes privilege */
-	if (geteuid() == 0 && getpriority(PRIO_PROCESS, 0) != start)
-		return 3;
+	/* Raised (where it may: CAP_SYS_NICE), then undone. */
+	rc = nl_own_nice(start - 2, 0, &now);
+	if (rc == 0) {
+		if (now != start - 2 ||
+		    getpriority(PRIO_PROCESS, 0) != start - 2)
+			return 2;
+		nl_own_nice_undo();
+		if (getpriority(PRIO_PROCESS, 0) != start)
+			return 3;
+	} else if (rc != -EACCES && rc != -EPERM) {
+		return 4;
+	}
+	/* Set lower than it started: not undone (asked for). */
+	if (nl_own_nice(start + 3, 0, &now) != 0 || now != start + 3)
+		return 5;
+	nl_own_nice_undo();
+	if (getpriority(PRIO_PROCESS, 0) != start + 3)
+		return 6;
 	return 0;
 }
 
