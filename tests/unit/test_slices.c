@@ -756,6 +756,21 @@ static void real_node_leaves_still_pages_unread(void **state)
 	nl_topology_free(topo);
 }
 
+/* Touch len bytes of new memory, wait 2.1 s, look at the pages: the
+ * readings made so far into *reads. Returns the memory. */
+static char *touch_then_look(struct nl_machine *m, int pid, size_t len,
+			     unsigned long *reads)
+{
+	unsigned long kept;
+	char *mem = malloc(len);
+	assert_non_null(mem);
+	memset(mem, 1, len);
+	usleep(2100000);
+	pages_now(m, pid);
+	page_looks(m, pid, reads, &kept);
+	return mem;
+}
+
 /*
  * A process of many mappings (a thread stack each, say) has its numa_maps
  * read less often: 6,000 mappings, at most once in 12 s, memory touched
@@ -766,7 +781,7 @@ static void real_node_reads_costly_pages_less(void **state)
 	struct nl_topology *topo;
 	struct nl_machine *m;
 	const size_t nmap = 6000, len = 16 << 20;
-	unsigned long reads, kept, reads0, kept0;
+	unsigned long reads, reads0, kept0;
 	long pgsz = sysconf(_SC_PAGESIZE);
 	char *mem, *many;
 	int pid = getpid();
@@ -789,12 +804,7 @@ static void real_node_reads_costly_pages_less(void **state)
 	assert_int_equal(reads0, 1);
 	/* Memory touched: a process of few mappings would have it read
 	 * again after 1 s (real_node_leaves_still_pages_unread). */
-	mem = malloc(len);
-	assert_non_null(mem);
-	memset(mem, 1, len);
-	usleep(2100000);
-	pages_now(m, pid);
-	page_looks(m, pid, &reads, &kept);
+	mem = touch_then_look(m, pid, len, &reads);
 	assert_int_equal(reads, reads0);
 	free(mem);
 	munmap(many, nmap * (size_t)pgsz);
@@ -859,12 +869,7 @@ static void real_node_reads_many_threads_pages_less(void **state)
 	t0 = nl_mono_s(); /* at or before the first reading */
 	pages_now(m, pid);
 	page_looks(m, pid, &reads0, &kept0);
-	mem = malloc(len);
-	assert_non_null(mem);
-	memset(mem, 1, len);
-	usleep(2100000);
-	pages_now(m, pid);
-	page_looks(m, pid, &reads, &kept);
+	mem = touch_then_look(m, pid, len, &reads);
 	if (nl_mono_s() - t0 < 2.9) /* checked when asked in time */
 		assert_int_equal(reads, reads0);
 	/* Past 3 s, and past what its mappings alone ask (under ASan a
