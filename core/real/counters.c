@@ -289,6 +289,11 @@ int nl_counters_peek(struct nl_tcounters *c, double *share, int *migrated)
 	return 0;
 }
 
+double nl_counters_peek_cpu_s(const struct nl_tcounters *c)
+{
+	return c->peeked ? (double)(c->sw_peek[0] - c->sw_prev[0]) * 1e-9 : 0;
+}
+
 int nl_counters_read(struct nl_tcounters *c, struct nl_sample *s)
 {
 	return nl_counters_read_hot(c, s, NULL);

@@ -86,6 +86,8 @@ int nl_counters_read_hot(struct nl_tcounters *c, struct nl_sample *s,
  * migration count (the /proc fallback), or a negative errno.
  */
 int nl_counters_peek(struct nl_tcounters *c, double *share, int *migrated);
+/* The CPU time (s) that nl_counters_peek found since the last read. */
+double nl_counters_peek_cpu_s(const struct nl_tcounters *c);
 void nl_counters_close(struct nl_tcounters *c);
 /*
  * enum nl_measured bits that backend b fills. NL_M_LATENCY for perf and

@@ -72,5 +72,8 @@ double nl_real_release_s(struct nl_machine *m, size_t *threads);
 /* Threads' stat files read so far (refreshes and reads ahead): what the
  * tests count (docs/real-node.md, "Cost"). 0 for another machine. */
 size_t nl_real_stat_reads(struct nl_machine *m);
+/* Refreshes of a process that read all its idle threads at once, as one
+ * of them woke (docs/real-node.md, "Cost"). 0 for another machine. */
+size_t nl_real_wakes(struct nl_machine *m);
 
 #endif

@@ -80,6 +80,12 @@ struct rproc {
 	int clk_state;
 	unsigned long long clk_ns;
 	double clk_t;
+	/* The CPU time its clock counted (win_cpu_s) over the wall time
+	 * win_s (0: none) up to this refresh; the share of a CPU that was at
+	 * the refresh before (wake_u; wake_ok 0: none), and how much it
+	 * moves from one refresh to the next of late (wake_dev). */
+	double win_cpu_s, win_s, wake_u, wake_dev;
+	int wake_ok;
 };
 
 /* Threads holding counter descriptors, per user (the budget). */
@@ -116,6 +122,7 @@ struct real {
 	long last_pid, mark_pid;
 	double last_pid_since;
 	size_t stat_reads; /* threads' stat files read (nl_real_stat_reads) */
+	size_t wakes;	   /* refreshes that read every idle thread (quiet.c) */
 };
 
 /* The machine's own state: for its own ops (core/real/ only; callers
@@ -142,6 +149,11 @@ static inline struct rproc *proc_of(struct real *r, pid_t pid)
  * a CPU since its last refresh (so none of its threads woke busy), else
  * 0. */
 int nl_real_quiet(struct rproc *p);
+/* quiet.c: after nl_real_quiet, 1 if p used at least a busy thread's
+ * share of a CPU more than at its last refresh, beyond how its share
+ * moves of late (one of its idle threads woke: read them all now).
+ * judged 0 (threads came or went) only keeps the figures. */
+int nl_real_wake(struct rproc *p, int judged);
 
 /* procs.c: the managed processes. */
 /* p's pidfd (opened once, checked to name p): the descriptor, -ESRCH when

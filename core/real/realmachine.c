@@ -700,6 +700,12 @@ size_t nl_real_stat_reads(struct nl_machine *m)
 	return r ? r->stat_reads : 0;
 }
 
+size_t nl_real_wakes(struct nl_machine *m)
+{
+	struct real *r = real_of(m);
+	return r ? r->wakes : 0;
+}
+
 void nl_real_set_budget(struct nl_machine *m, size_t node, size_t per_uid)
 {
 	struct real *r = real_of(m);

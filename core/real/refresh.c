@@ -137,9 +137,13 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
  * created on the node since its stat was read (read_last_pid: then none
  * can have been). The main
  * thread is always read (its name after an exec, its state), and so is
- * one whose CPU is unknown (docs/real-node.md, "Cost").
+ * one whose CPU is unknown (docs/real-node.md, "Cost"). win_s: when an
+ * idle thread is read because its process woke (quiet.c), its window: a
+ * thread idle over its long turn may have been busy in that last window
+ * (its time is weighed against that window alone).
  */
-static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid)
+static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid,
+			  double win_s)
 {
 	double share = 0;
 	int migrated = 1;
@@ -149,6 +153,9 @@ static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid)
 		return 0;
 	if (nl_counters_peek(t->ctr, &share, &migrated) < 0)
 		return 0;
+	if (win_s > 0 &&
+	    nl_counters_peek_cpu_s(t->ctr) >= STAT_IDLE_SHARE * win_s)
+		share = STAT_IDLE_SHARE; /* busy in that window, maybe */
 	t->idle_reads = share < STAT_IDLE_SHARE ? t->idle_reads + 1 : 0;
 	t->peeked = 1;
 	if (migrated && share >= STAT_IDLE_SHARE)
@@ -161,9 +168,11 @@ static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid)
 
 /* An idle thread (idle_in_turn) is read once in this many refreshes, */
 #define IDLE_RECHECK 4
-/* and a counted one once in this many while its process is quiet: it ran
- * under 5% of a CPU since its last refresh (quiet.c), so none of its
- * threads woke busy. */
+/* a counted one once in this many (its process's clock tells sooner when
+ * one woke: nl_real_wake, quiet.c), */
+#define IDLE_COUNTED_RECHECK 8
+/* and once in this many while its process is quiet: it ran under 5% of a
+ * CPU since its last refresh (quiet.c), so none of its threads woke busy. */
 #define IDLE_QUIET_RECHECK 16
 
 /*
@@ -191,7 +200,8 @@ static int idle_thread(const struct rthread *t)
 
 static int idle_in_turn(const struct rthread *t, unsigned turn)
 {
-	return idle_thread(t) && turn % IDLE_RECHECK != 0;
+	return idle_thread(t) &&
+	       turn % (t->ctr ? IDLE_COUNTED_RECHECK : IDLE_RECHECK) != 0;
 }
 
 /*
@@ -203,7 +213,8 @@ static int idle_in_turn(const struct rthread *t, unsigned turn)
  */
 static int quiet_turn(const struct rthread *t)
 {
-	return t->ctr && idle_thread(t) && t->turn % IDLE_RECHECK == 0 &&
+	return t->ctr && idle_thread(t) &&
+	       t->turn % IDLE_COUNTED_RECHECK == 0 &&
 	       t->turn % IDLE_QUIET_RECHECK != 0;
 }
 
@@ -295,17 +306,19 @@ static struct rthread *append_thread(struct real *r)
 
 /*
  * Read one thread of p this refresh: t is what numalot knows of tid (NULL:
- * a new one, taken over now). 0, or -ENOMEM.
+ * a new one, taken over now). woke: one of p's idle threads woke
+ * (nl_real_wake): no counted one is left unread in its turns. 0, or
+ * -ENOMEM.
  */
 static int read_thread(struct real *r, struct rproc *p, struct rthread *t,
-		       pid_t tid)
+		       pid_t tid, int woke)
 {
 	struct nl_task_stat st;
 	int fresh = 1; /* its first read: says nothing of idle */
 	unsigned turn = t ? t->turn++ : 0; /* its process's refreshes */
 	int rc;
 
-	if (t && idle_in_turn(t, turn)) {
+	if (t && !(woke && t->ctr) && idle_in_turn(t, turn)) {
 		t->gen = r->gen; /* as it was, not sampled */
 		t->ticks_stale = 1;
 		return 0;
@@ -314,7 +327,8 @@ static int read_thread(struct real *r, struct rproc *p, struct rthread *t,
 		t->ticks_stale = 0;
 		t->peeked = 0;
 	}
-	if (t && stat_unchanged(t, turn, r->last_pid)) {
+	if (t && stat_unchanged(t, turn, r->last_pid,
+				woke && t->ctr ? p->win_s : 0)) {
 		t->gen = r->gen; /* its CPU as it was */
 		return 0;
 	}
@@ -388,6 +402,10 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 		return 0;
 	}
 	int quiet = nl_real_quiet(p);
+	/* One of its idle threads woke (quiet.c): read them all now. Judged
+	 * only when it has the threads it had (as many). */
+	int woke = nl_real_wake(p, nt == p->nthreads);
+	r->wakes += woke != 0;
 	for (size_t k = 0; k < nt && rc == 0; k++) {
 		struct rthread *t = find_in(r->th, nsorted, tids[k]);
 		if (t && quiet && quiet_turn(t)) {
@@ -395,7 +413,7 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 			t->gen = r->gen;
 			t->ticks_stale = 1;
 		} else if (t) {
-			rc = read_thread(r, p, t, tids[k]);
+			rc = read_thread(r, p, t, tids[k], woke);
 		} else {
 			tids[nnew++] = tids[k]; /* k >= nnew: read already */
 		}
@@ -403,7 +421,7 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 	if (nnew && rc == 0) {
 		double c1 = nl_thread_cpu_s();
 		for (size_t k = 0; k < nnew && rc == 0; k++)
-			rc = read_thread(r, p, NULL, tids[k]);
+			rc = read_thread(r, p, NULL, tids[k], 0);
 		r->takeover_s += nl_thread_cpu_s() - c1 + listing;
 	}
 	free(tids);

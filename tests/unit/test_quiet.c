@@ -245,12 +245,13 @@ static void *spinner(void *arg)
 
 /*
  * A quiet process (it ran under 5% of a CPU since its last refresh:
- * quiet.c) has its idle counted threads read once in 16 refreshes, not 4.
+ * quiet.c) has its idle counted threads read once in 16 refreshes, not 8.
  * Threads that wake busy make it not quiet, and are read, busy, within 6
- * refreshes: each at its next turn of 4, and, if that read's sample spans
- * more idle time than busy, at the refresh after (docs/real-node.md,
- * "Cost"). Eight of them: their turns of 16 (which a process kept quiet
- * would wait for) cannot all come within 6 refreshes.
+ * refreshes: its clock rose, so every idle thread is read (quiet.c,
+ * nl_real_wake), and, if that read's sample spans more idle time than
+ * busy, at the refresh after (docs/real-node.md, "Cost"). Eight of them:
+ * their turns of 16 (which a process kept quiet would wait for) cannot
+ * all come within 6 refreshes.
  */
 static void real_node_quiet_process_reads_idle_less(void **state)
 {
@@ -286,8 +287,8 @@ static void real_node_quiet_process_reads_idle_less(void **state)
 		assert_true(got[i] >= 1); /* its turn of 16 came */
 		total += got[i];
 	}
-	/* 1 each; a few more if the process once looked busy (4 each when
-	 * idle threads are read 1 refresh in 4, as in a busy process) */
+	/* 1 each; a few more if the process once looked busy (2 each when
+	 * idle threads are read 1 refresh in 8, as in a busy process) */
 	assert_true(total <= 2 * IDLE);
 	assert_int_equal(write(spin_fd[1], "xxxxxxxx", SPIN), SPIN);
 	for (int r = 0; r < 6; r++) {
@@ -500,6 +501,77 @@ static void real_node_zombie_leader_runs_on(void **state)
 	nl_topology_free(topo);
 }
 
+static int wake_fd[2];
+static volatile pid_t waker_tid;
+
+/* Blocked until a byte comes on wake_fd, then busy until spin_stop. */
+static void *waker(void *arg)
+{
+	char c;
+	waker_tid = (pid_t)syscall(SYS_gettid);
+	while (read(wake_fd[0], &c, 1) < 0)
+		;
+	while (!spin_stop)
+		;
+	return arg;
+}
+
+/*
+ * An idle counted thread that wakes busy just after its turn is read, busy,
+ * within two refreshes, not at its next turn (8 refreshes on, 4 before
+ * issue 14's gate): its process's clock rose past a busy thread's share
+ * and past how it moves of late, so the refresh reads every idle thread
+ * (quiet.c, nl_real_wake; docs/real-node.md, "Cost").
+ */
+static void real_node_wake_read_at_once(void **state)
+{
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	struct nl_proc_opts po = {.job = 1};
+	struct nl_probe probe;
+	pthread_t th[IDLE], w;
+	char err[256];
+	int pid = getpid(), got = 0, last = 0, skipped = 0, seen = 0;
+	(void)state;
+	nl_counters_probe(0, &probe);
+	if (!probe.backend[NL_BACKEND_SOFTWARE].available ||
+	    !(m = real_here(&topo)))
+		skip();
+	idle_threads_start(th);
+	assert_int_equal(pipe(wake_fd), 0);
+	spin_stop = 0;
+	waker_tid = 0;
+	assert_int_equal(pthread_create(&w, NULL, waker, NULL), 0);
+	while (!waker_tid)
+		usleep(1000);
+	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
+	for (int r = 0; r < 8; r++) /* idle reads first: then in turns */
+		refresh_counting(m, pid, QUIET_WAIT, &waker_tid, 1, NULL, NULL);
+	/* Its turn: read now, after refreshes that left it unread. */
+	for (int r = 0; r < 40 && !(skipped && got > last); r++) {
+		last = got;
+		refresh_counting(m, pid, QUIET_WAIT, &waker_tid, 1, &got, NULL);
+		skipped |= got == last;
+	}
+	assert_true(skipped && got > last);
+	size_t wakes = nl_real_wakes(m);
+	assert_int_equal(write(wake_fd[1], "x", 1), 1);
+	for (int r = 0; r < 2; r++) {
+		double sh;
+		refresh_counting(m, pid, QUIET_WAIT, &waker_tid, 1, NULL, &sh);
+		seen |= sh > 0.05; /* beside CPU hogs: 0.2 */
+	}
+	spin_stop = 1;
+	pthread_join(w, NULL);
+	close(wake_fd[0]);
+	close(wake_fd[1]);
+	assert_true(seen);
+	assert_true(nl_real_wakes(m) > wakes);
+	idle_threads_stop(th);
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +579,7 @@ int main(void)
 		cmocka_unit_test(real_node_zombie_leader_runs_on),
 		cmocka_unit_test(real_node_quiet_process_reads_idle_less),
 		cmocka_unit_test(real_node_idle_hopper_stat_in_turns),
+		cmocka_unit_test(real_node_wake_read_at_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
