@@ -35,6 +35,26 @@ static struct rthread *find_in(struct rthread *th, size_t n, pid_t tid)
 	return NULL;
 }
 
+/* find_in, looking first just past *at (where the last one was found: a
+ * process's threads come in tid order, its known ones always), and
+ * leaving *at past the one found. */
+static struct rthread *find_next(struct rthread *th, size_t n, pid_t tid,
+				 size_t *at)
+{
+	struct rthread *t = NULL;
+
+	for (size_t i = *at; i < n && i < *at + 4 && th[i].tid <= tid; i++)
+		if (th[i].tid == tid) {
+			t = &th[i];
+			break;
+		}
+	if (!t)
+		t = find_in(th, n, tid);
+	if (t)
+		*at = (size_t)(t - th) + 1;
+	return t;
+}
+
 static int cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
@@ -139,8 +159,9 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
  * thread is always read (its name after an exec, its state), and so is
  * one whose CPU is unknown (docs/real-node.md, "Cost"). win_s: when an
  * idle thread is read because its process woke (quiet.c), its window: a
- * thread idle over its long turn may have been busy in that last window
- * (its time is weighed against that window alone).
+ * thread whose time since its last read, spread over its long turn, is
+ * idle, may have been busy in that last window alone: it is read again
+ * at the next refresh, whose sample spans that one window.
  */
 static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid,
 			  double win_s)
@@ -153,10 +174,10 @@ static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid,
 		return 0;
 	if (nl_counters_peek(t->ctr, &share, &migrated) < 0)
 		return 0;
+	t->idle_reads = share < STAT_IDLE_SHARE ? t->idle_reads + 1 : 0;
 	if (win_s > 0 &&
 	    nl_counters_peek_cpu_s(t->ctr) >= STAT_IDLE_SHARE * win_s)
-		share = STAT_IDLE_SHARE; /* busy in that window, maybe */
-	t->idle_reads = share < STAT_IDLE_SHARE ? t->idle_reads + 1 : 0;
+		t->idle_reads = 0; /* busy in that window, maybe */
 	t->peeked = 1;
 	if (migrated && share >= STAT_IDLE_SHARE)
 		return 0;
@@ -168,8 +189,8 @@ static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid,
 
 /* An idle thread (idle_in_turn) is read once in this many refreshes, */
 #define IDLE_RECHECK 4
-/* a counted one once in this many (its process's clock tells sooner when
- * one woke: nl_real_wake, quiet.c), */
+/* a counted one of a process whose CPU clock can be read once in this
+ * many (the clock tells sooner when one woke: nl_real_wake, quiet.c), */
 #define IDLE_COUNTED_RECHECK 8
 /* and once in this many while its process is quiet: it ran under 5% of a
  * CPU since its last refresh (quiet.c), so none of its threads woke busy. */
@@ -186,10 +207,14 @@ static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid,
  * between the machine gives no sample for it (the policies leave a
  * thread without one where it is, as they do an idle one), and the next
  * read's sample spans the whole time, so a thread that woke is seen, its
- * share right, within IDLE_RECHECK periods (docs/real-node.md, "Cost");
- * a counted one in a quiet process is read at its IDLE_QUIET_RECHECK
- * turns only (quiet_turn), and one that woke busy makes the process not
- * quiet. The main thread is always read.
+ * share right, within its turn (and one more refresh where that read's
+ * sample spans more idle time than busy); sooner where its waking
+ * raised its process's CPU clock (quiet.c, nl_real_wake: every idle
+ * thread read at once). A counted one is read in turns of
+ * IDLE_COUNTED_RECHECK where its process's clock can be read, else of
+ * IDLE_RECHECK; in a quiet process at its IDLE_QUIET_RECHECK turns only
+ * (quiet_turn), and one that woke busy makes the process not quiet
+ * (docs/real-node.md, "Cost"). The main thread is always read.
  */
 static int idle_thread(const struct rthread *t)
 {
@@ -198,18 +223,21 @@ static int idle_thread(const struct rthread *t)
 	       t->idle_reads >= (t->peeked ? 1 : 2);
 }
 
-static int idle_in_turn(const struct rthread *t, unsigned turn)
+/* p: t's process (NULL: not known, as for one without counters). */
+static int idle_in_turn(const struct rthread *t, const struct rproc *p,
+			unsigned turn)
 {
-	return idle_thread(t) &&
-	       turn % (t->ctr ? IDLE_COUNTED_RECHECK : IDLE_RECHECK) != 0;
+	unsigned every = t->ctr && p && p->clk_state > 0 ? IDLE_COUNTED_RECHECK
+							 : IDLE_RECHECK;
+	return idle_thread(t) && turn % every != 0;
 }
 
 /*
- * Is this its turn of IDLE_RECHECK but not of IDLE_QUIET_RECHECK, for an
- * idle counted thread? Then it is left unread while its process is quiet
- * (quiet.c). Past the descriptor budget (no counters) it is read at every
- * turn of IDLE_RECHECK: its stat may be read ahead for that refresh
- * (reads_ahead).
+ * Is this its turn of IDLE_COUNTED_RECHECK but not of IDLE_QUIET_RECHECK,
+ * for an idle counted thread? Then it is left unread while its process
+ * is quiet (quiet.c). Past the descriptor budget (no counters) it is read
+ * at every turn of IDLE_RECHECK: its stat may be read ahead for that
+ * refresh (reads_ahead).
  */
 static int quiet_turn(const struct rthread *t)
 {
@@ -258,9 +286,9 @@ static int thread_stat(struct real *r, struct rthread *t, pid_t pid, pid_t tid,
  * while another started is seen when the ended one's stat read fails:
  * its first read after it ended still shows the time it ran before (no
  * stat read then), later ones that it does not run, and its stat is read
- * at its next STAT_RECHECK turn, within IDLE_RECHECK + STAT_RECHECK
- * refreshes (while the process is not quiet, as a new thread that is
- * busy makes it; a new idle one may wait for the full listing). It is
+ * at its next STAT_RECHECK turn, within IDLE_COUNTED_RECHECK +
+ * STAT_RECHECK refreshes (while the process is not quiet, as a new thread
+ * that is busy makes it; a new idle one may wait for the full listing). It is
  * dropped, the kernel counts one more than numalot knows, and the next
  * refresh lists them all (at the latest, the full listing every
  * LIST_RECHECK refreshes). Every bind checks the start time
@@ -318,7 +346,7 @@ static int read_thread(struct real *r, struct rproc *p, struct rthread *t,
 	unsigned turn = t ? t->turn++ : 0; /* its process's refreshes */
 	int rc;
 
-	if (t && !(woke && t->ctr) && idle_in_turn(t, turn)) {
+	if (t && !(woke && t->ctr) && idle_in_turn(t, p, turn)) {
 		t->gen = r->gen; /* as it was, not sampled */
 		t->ticks_stale = 1;
 		return 0;
@@ -406,8 +434,9 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
 	 * only when it has the threads it had (as many). */
 	int woke = nl_real_wake(p, nt == p->nthreads);
 	r->wakes += woke != 0;
+	size_t at = 0;
 	for (size_t k = 0; k < nt && rc == 0; k++) {
-		struct rthread *t = find_in(r->th, nsorted, tids[k]);
+		struct rthread *t = find_next(r->th, nsorted, tids[k], &at);
 		if (t && quiet && quiet_turn(t)) {
 			t->turn++; /* as read_thread leaves an idle one */
 			t->gen = r->gen;
@@ -539,6 +568,10 @@ static int drop_gone(struct real *r)
 {
 	struct pid_set set;
 	size_t j = 0;
+	/* Letting ended threads go (their descriptors): once a thread, like
+	 * taking it over, kept apart from the periods' cost; one clock
+	 * reading for them all (a reading costs a system call here). */
+	double c0 = -1;
 
 	if (pid_set_init(&set, r) < 0)
 		return -ENOMEM;
@@ -552,12 +585,9 @@ static int drop_gone(struct real *r)
 			continue;
 		}
 		if (t->gen != r->gen) {
-			/* Letting an ended thread go (its descriptors): once
-			 * a thread, like taking it over, kept apart from the
-			 * periods' cost. */
-			double c0 = nl_thread_cpu_s();
+			if (c0 < 0)
+				c0 = nl_thread_cpu_s();
 			nl_real_thread_drop(r, t);
-			r->release_s += nl_thread_cpu_s() - c0;
 			r->released++;
 			continue;
 		}
@@ -567,6 +597,8 @@ static int drop_gone(struct real *r)
 	}
 	free(set.slot);
 	r->nth = j;
+	if (c0 >= 0)
+		r->release_s += nl_thread_cpu_s() - c0;
 
 	return 0;
 }
@@ -674,7 +706,7 @@ int nl_real_threads_of(struct nl_machine *m, const int *pids, size_t npids,
 static int reads_ahead(const struct rthread *t)
 {
 	return !t->ctr && t->start && t->tid != t->pid && !t->ahead &&
-	       !idle_in_turn(t, t->turn);
+	       !idle_in_turn(t, NULL, t->turn);
 }
 
 /*

@@ -372,7 +372,7 @@ static void real_node_idle_hopper_stat_in_turns(void **state)
 		refresh_counting(m, pid, 20000, NULL, 0, NULL, NULL);
 	}
 	/* 4 (its turns of 32), where a stat read at every other of its
-	 * reads gives 8 (read 1 in 16) or 16 (1 in 4); 1 more each time it
+	 * reads gives 8 (read 1 in 16 or 8) or 16 (1 in 4); 1 more each time it
 	 * was seen busy all the same */
 	size_t hopper_reads = nl_real_stat_reads(m) - s0 - 128;
 	assert_int_equal(write(hop_fd[1], "q", 1), 1);
@@ -516,6 +516,9 @@ static void *waker(void *arg)
 	return arg;
 }
 
+/* Refreshes 100 ms apart: a wake shows well past the clock's lag. */
+#define WAKE_WAIT 100000
+
 /*
  * An idle counted thread that wakes busy just after its turn is read, busy,
  * within two refreshes, not at its next turn (8 refreshes on, 4 before
@@ -550,7 +553,7 @@ static void real_node_wake_read_at_once(void **state)
 	/* Its turn: read now, after refreshes that left it unread. */
 	for (int r = 0; r < 40 && !(skipped && got > last); r++) {
 		last = got;
-		refresh_counting(m, pid, QUIET_WAIT, &waker_tid, 1, &got, NULL);
+		refresh_counting(m, pid, WAKE_WAIT, &waker_tid, 1, &got, NULL);
 		skipped |= got == last;
 	}
 	assert_true(skipped && got > last);
@@ -558,7 +561,7 @@ static void real_node_wake_read_at_once(void **state)
 	assert_int_equal(write(wake_fd[1], "x", 1), 1);
 	for (int r = 0; r < 2; r++) {
 		double sh;
-		refresh_counting(m, pid, QUIET_WAIT, &waker_tid, 1, NULL, &sh);
+		refresh_counting(m, pid, WAKE_WAIT, &waker_tid, 1, NULL, &sh);
 		seen |= sh > 0.05; /* beside CPU hogs: 0.2 */
 	}
 	spin_stop = 1;
@@ -572,6 +575,53 @@ static void real_node_wake_read_at_once(void **state)
 	nl_topology_free(topo);
 }
 
+/*
+ * In a busy process (one thread spins: not quiet), an idle counted thread
+ * is read 1 refresh in 8 (IDLE_COUNTED_RECHECK), not 4: over 32
+ * refreshes, 4 reads each, and 2 more for each time the process's clock
+ * told of a wake (read then, and again at the refresh after:
+ * refresh.c, stat_unchanged) (docs/real-node.md, "Cost").
+ */
+static void real_node_busy_process_idle_turns_of_8(void **state)
+{
+	struct nl_topology *topo;
+	struct nl_machine *m;
+	struct nl_proc_opts po = {.job = 1};
+	struct nl_probe probe;
+	pthread_t th[IDLE], w;
+	char err[256];
+	int pid = getpid(), got[IDLE] = {0};
+	(void)state;
+	nl_counters_probe(0, &probe);
+	if (!probe.backend[NL_BACKEND_SOFTWARE].available ||
+	    !(m = real_here(&topo)))
+		skip();
+	idle_threads_start(th);
+	assert_int_equal(pipe(wake_fd), 0);
+	spin_stop = 0;
+	waker_tid = 0;
+	assert_int_equal(pthread_create(&w, NULL, waker, NULL), 0);
+	assert_int_equal(write(wake_fd[1], "x", 1), 1); /* busy from now */
+	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
+	for (int r = 0; r < 8; r++) /* idle reads first: then in turns */
+		refresh_counting(m, pid, 20000, idle_tid, IDLE, NULL, NULL);
+	size_t wakes = nl_real_wakes(m);
+	for (int r = 0; r < 32; r++)
+		refresh_counting(m, pid, 20000, idle_tid, IDLE, got, NULL);
+	wakes = nl_real_wakes(m) - wakes;
+	spin_stop = 1;
+	pthread_join(w, NULL);
+	close(wake_fd[0]);
+	close(wake_fd[1]);
+	for (int i = 0; i < IDLE; i++) {
+		assert_true(got[i] >= 3); /* its turns came */
+		assert_true((size_t)got[i] <= 5 + 2 * wakes);
+	}
+	idle_threads_stop(th);
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -580,6 +630,7 @@ int main(void)
 		cmocka_unit_test(real_node_quiet_process_reads_idle_less),
 		cmocka_unit_test(real_node_idle_hopper_stat_in_turns),
 		cmocka_unit_test(real_node_wake_read_at_once),
+		cmocka_unit_test(real_node_busy_process_idle_turns_of_8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -519,7 +519,8 @@ static int refreshes_to_see(struct nl_machine *m, int pid, int tid, int gone,
  * or fewer than it knows, or every few refreshes (docs/real-node.md,
  * "Cost"): a thread that starts is seen at the next refresh, and one that
  * ends while another starts (the count unchanged) is seen within those
- * few refreshes: a busy one within 12 (IDLE_RECHECK + STAT_RECHECK), an
+ * few refreshes: a busy one within 17 (IDLE_COUNTED_RECHECK +
+ * STAT_RECHECK, and the listing after), an
  * idle one at the latest with the full listing (LIST_RECHECK, 32: a
  * process that stays quiet reads its idle threads 1 refresh in 16).
  * Counted threads (the default budget).
@@ -561,7 +562,7 @@ static void real_node_lists_when_counts_change(void **state)
 	assert_true(has_tid(ti, n, tids_of[2]));
 	/* Thread 0 ends, thread 3 starts, busy: as many as before. The
 	 * process is not quiet (quiet.c): thread 0's stat read fails within
-	 * 12 refreshes (known_tasks), and the next lists thread 3. */
+	 * 16 refreshes (known_tasks), and the next lists thread 3. */
 	stop[0] = 1;
 	pthread_join(th[0], NULL);
 	assert_int_equal(pthread_create(&th[3], NULL, busy_tid_thread,
@@ -569,8 +570,8 @@ static void real_node_lists_when_counts_change(void **state)
 			 0);
 	while (!tids_of[3])
 		usleep(1000);
-	assert_true(refreshes_to_see(m, pid, tids_of[3], tids_of[0], 14, &n) <=
-		    14);
+	assert_true(refreshes_to_see(m, pid, tids_of[3], tids_of[0], 18, &n) <=
+		    18);
 	assert_int_equal(n, n0 + 1);
 	/* Thread 3 ends, thread 4 starts, idle: within the full listing. */
 	stop[3] = 1;
