@@ -297,6 +297,12 @@ static struct json_object *overhead(struct nl_engine *e, struct nl_machine *m,
 	json_object_object_add(o, "priority", pr);
 	add_double(o, "period_late_max_s", late_max);
 	add_double(o, "period_late_mean_s", late_mean);
+	json_object_object_add(
+		o, "stat_reads",
+		json_object_new_int64((int64_t)nl_real_stat_reads(m)));
+	json_object_object_add(
+		o, "wake_reads",
+		json_object_new_int64((int64_t)nl_real_wakes(m)));
 	return o;
 }
 

@@ -29,9 +29,11 @@ topo="live"
 # per thread the workload asked for and per period: the running cost.
 # "all in" divides the whole CPU time (startup, taking over and the
 # report included) by the same periods and threads. nice: numalot's own
-# (raised where allowed); late_max_s: how late its periods came at worst.
+# (raised where allowed); late_max_s: how late its periods came at worst;
+# wakes: refreshes that read every idle thread at once (the process's CPU
+# clock rose, as when a thread wakes).
 echo "mode $mode, $secs s, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-printf "%8s %6s %8s %10s %10s %10s %8s %17s %8s %12s %5s %11s\n" threads seen periods "cpu_s" "startup_s" "take_over" "release" "us/thread/period" "all in" "% of a core" nice late_max_s
+printf "%8s %6s %8s %10s %10s %10s %8s %17s %8s %12s %5s %11s %6s\n" threads seen periods "cpu_s" "startup_s" "take_over" "release" "us/thread/period" "all in" "% of a core" nice late_max_s wakes
 for n in $sizes; do
 	"$build/numalot" run ${NICE:+--nice=$NICE} --policy=lbma --period=1 --topology="$topo" \
 		--report="$T/r.json" -- "$build/numalot-workload" --threads "$n" \
@@ -44,10 +46,10 @@ run = o.get("periods_cpu_s", cpu - st)
 tk = o.get("takeover_cpu_s", 0); taken = o.get("threads_taken_over", 0)
 rl = o.get("release_cpu_s", 0); rel = o.get("threads_released", 0)
 p = r["summary"]["periods"]; d = r["summary"]["duration_s"]
-print("%8d %6d %8d %10.3f %10.3f %10.1f %8.1f %17.1f %8.1f %12.3f %5d %11.2f" % (n, len(r["threads"]), p, cpu, st,
+print("%8d %6d %8d %10.3f %10.3f %10.1f %8.1f %17.1f %8.1f %12.3f %5d %11.2f %6d" % (n, len(r["threads"]), p, cpu, st,
       tk / taken * 1e6 if taken else 0, rl / rel * 1e6 if rel else 0,
       (run - tk - rl) / p / n * 1e6, cpu / p / n * 1e6, 100 * (run - tk - rl) / d,
-      o["priority"]["nice"], o["period_late_max_s"]))
+      o["priority"]["nice"], o["period_late_max_s"], o.get("wake_reads", 0)))
 PY
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

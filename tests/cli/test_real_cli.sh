@@ -194,6 +194,7 @@ can_raise_nice -10 || want=$base
 check "priority: numalot runs at nice $want (seen in /proc)" test "$(cat "$T/nice.out")" = "$want $base"
 check "...and its report says so" test "$(json "$T/nice.json" "r['numalot_overhead']['priority']['nice']")" = "$want"
 check "...with how late its periods came" test "$(json "$T/nice.json" "r['numalot_overhead']['period_late_max_s'] >= 0")" = True
+check "...and counts of what it read (stat files, wake reads)" test "$(json "$T/nice.json" "all(isinstance(r['numalot_overhead'][k], int) and r['numalot_overhead'][k] >= 0 for k in ('stat_reads', 'wake_reads'))")" = True
 "$N" run --nice=19 --policy=monitor --report="$T/nice19.json" -- sh -c "$nice_probe" sh 19 >"$T/nice19.out"
 check "--nice=19: numalot at nice 19, the command as it was" test "$(cat "$T/nice19.out")" = "19 $base"
 nlim=$(ulimit -e)
