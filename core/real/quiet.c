@@ -62,8 +62,12 @@ int nl_real_quiet(struct rproc *p)
 	if (p->clk_state == 0)
 		p->clk_state =
 			clock_getcpuclockid(p->info.pid, &p->clk) == 0 ? 1 : -1;
-	if (p->clk_state < 0 || clock_gettime(p->clk, &ts) < 0)
+	if (p->clk_state < 0)
 		goto none;
+	if (clock_gettime(p->clk, &ts) < 0) {
+		p->clk_state = -1; /* no clock to go by: turns of 4 */
+		goto none;
+	}
 	ns = (unsigned long long)ts.tv_sec * 1000000000ull +
 	     (unsigned long long)ts.tv_nsec;
 	t = nl_mono_s();
@@ -93,6 +97,9 @@ int nl_real_wake(struct rproc *p, int judged)
 	}
 	u = p->win_cpu_s / p->win_s;
 	rise = u - p->wake_u;
+	/* Refreshes in a row that could not judge (threads came or went). */
+	p->wake_unjudged =
+		judged ? 0 : p->wake_unjudged + (p->wake_unjudged < 64);
 	woke = judged && p->wake_ok &&
 	       rise > QUIET_SHARE + 2 * LAG_TICK_S / p->win_s &&
 	       rise > WAKE_DEV * p->wake_dev;

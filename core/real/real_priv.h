@@ -83,9 +83,11 @@ struct rproc {
 	/* The CPU time its clock counted (win_cpu_s) over the wall time
 	 * win_s (0: none) up to this refresh; the share of a CPU that was at
 	 * the refresh before (wake_u; wake_ok 0: none), and how much it
-	 * moves from one refresh to the next of late (wake_dev). */
+	 * moves from one refresh to the next of late (wake_dev); refreshes
+	 * in a row that could not judge a wake (wake_unjudged). */
 	double win_cpu_s, win_s, wake_u, wake_dev;
 	int wake_ok;
+	unsigned wake_unjudged;
 };
 
 /* Threads holding counter descriptors, per user (the budget). */

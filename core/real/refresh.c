@@ -190,7 +190,9 @@ static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid,
 /* An idle thread (idle_in_turn) is read once in this many refreshes, */
 #define IDLE_RECHECK 4
 /* a counted one of a process whose CPU clock can be read once in this
- * many (the clock tells sooner when one woke: nl_real_wake, quiet.c), */
+ * many (the clock tells sooner when one woke: nl_real_wake, quiet.c),
+ * unless its threads came or went at each of its last this many
+ * refreshes (no wake could be judged), */
 #define IDLE_COUNTED_RECHECK 8
 /* and once in this many while its process is quiet: it ran under 5% of a
  * CPU since its last refresh (quiet.c), so none of its threads woke busy. */
@@ -227,8 +229,10 @@ static int idle_thread(const struct rthread *t)
 static int idle_in_turn(const struct rthread *t, const struct rproc *p,
 			unsigned turn)
 {
-	unsigned every = t->ctr && p && p->clk_state > 0 ? IDLE_COUNTED_RECHECK
-							 : IDLE_RECHECK;
+	unsigned every = t->ctr && p && p->clk_state > 0 &&
+					 p->wake_unjudged < IDLE_COUNTED_RECHECK
+				 ? IDLE_COUNTED_RECHECK
+				 : IDLE_RECHECK;
 	return idle_thread(t) && turn % every != 0;
 }
 
@@ -570,35 +574,34 @@ static int drop_gone(struct real *r)
 	size_t j = 0;
 	/* Letting ended threads go (their descriptors): once a thread, like
 	 * taking it over, kept apart from the periods' cost; one clock
-	 * reading for them all (a reading costs a system call here). */
+	 * reading for them all (a reading costs a system call here), the
+	 * array put together again after. */
 	double c0 = -1;
 
 	if (pid_set_init(&set, r) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->nth; i++) {
 		struct rthread *t = &r->th[i];
-		if (t->gen != r->gen && t->start &&
-		    !pid_set_has(&set, t->pid)) {
-			if (j != i) /* not refreshed: as it was */
-				r->th[j] = *t;
-			j++;
-			continue;
-		}
-		if (t->gen != r->gen) {
-			if (c0 < 0)
-				c0 = nl_thread_cpu_s();
-			nl_real_thread_drop(r, t);
-			r->released++;
-			continue;
-		}
-		if (j != i) /* most refreshes drop none: no copy onto itself */
-			r->th[j] = *t;
-		j++;
+		if (t->gen == r->gen ||
+		    (t->start && !pid_set_has(&set, t->pid)))
+			continue; /* seen now, or not refreshed: as it was */
+		if (c0 < 0)
+			c0 = nl_thread_cpu_s();
+		nl_real_thread_drop(r, t);
+		r->released++;
+		t->tid = -1; /* gone: left out below */
 	}
-	free(set.slot);
-	r->nth = j;
 	if (c0 >= 0)
 		r->release_s += nl_thread_cpu_s() - c0;
+	free(set.slot);
+	for (size_t i = 0; i < r->nth; i++) {
+		if (r->th[i].tid < 0)
+			continue;
+		if (j != i) /* most refreshes drop none: no copy onto itself */
+			r->th[j] = r->th[i];
+		j++;
+	}
+	r->nth = j;
 
 	return 0;
 }
@@ -674,18 +677,20 @@ static int refresh(struct real *r, const int *pids, size_t npids,
 			p->taken = 1;
 		}
 		if (rc < 0)
-			return rc;
+			break;
 	}
 	int appended = r->nth > nsorted;
-	rc = drop_gone(r);
-	if (rc < 0)
-		return rc;
+	/* After a failure (no memory) nothing is dropped: what was not read
+	 * is kept as it was; the new threads are sorted in all the same, as
+	 * every later search needs. */
+	if (rc == 0)
+		rc = drop_gone(r);
 	if (appended) { /* sorting the new threads in: their taking over */
 		double c0 = nl_thread_cpu_s();
 		qsort(r->th, r->nth, sizeof(*r->th), cmp_thread);
 		r->takeover_s += nl_thread_cpu_s() - c0;
 	}
-	return hand_out(r, out, n);
+	return rc < 0 ? rc : hand_out(r, out, n);
 }
 
 int nl_real_threads(struct nl_machine *m, const struct nl_thread_info **out,
