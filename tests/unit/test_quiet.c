@@ -522,6 +522,47 @@ static void *waker(void *arg)
 	return arg;
 }
 
+/* The start of the wake tests: IDLE idle threads (th) and the waker (w),
+ * busy from now if busy, in this process, taken over; NULL: no software
+ * events or no machine here (skip). */
+static struct nl_machine *wake_start(struct nl_topology **topo, pthread_t *th,
+				     pthread_t *w, int busy)
+{
+	struct nl_proc_opts po = {.job = 1};
+	struct nl_probe probe;
+	struct nl_machine *m;
+	char err[256];
+
+	nl_counters_probe(0, &probe);
+	if (!probe.backend[NL_BACKEND_SOFTWARE].available ||
+	    !(m = real_here(topo)))
+		return NULL;
+	idle_threads_start(th);
+	assert_int_equal(pipe(wake_fd), 0);
+	spin_stop = 0;
+	waker_tid = 0;
+	assert_int_equal(pthread_create(w, NULL, waker, NULL), 0);
+	while (!waker_tid)
+		usleep(1000);
+	if (busy)
+		assert_int_equal(write(wake_fd[1], "x", 1), 1);
+	assert_int_equal(
+		m->ops->add_process(m, getpid(), &po, err, sizeof(err)), 0);
+	return m;
+}
+
+static void wake_stop(struct nl_machine *m, struct nl_topology *topo,
+		      pthread_t *th, pthread_t w)
+{
+	spin_stop = 1;
+	pthread_join(w, NULL);
+	close(wake_fd[0]);
+	close(wake_fd[1]);
+	idle_threads_stop(th);
+	nl_machine_destroy(m);
+	nl_topology_free(topo);
+}
+
 /* Refreshes 100 ms apart: a wake shows well past the clock's lag. */
 #define WAKE_WAIT 100000
 
@@ -536,24 +577,11 @@ static void real_node_wake_read_at_once(void **state)
 {
 	struct nl_topology *topo;
 	struct nl_machine *m;
-	struct nl_proc_opts po = {.job = 1};
-	struct nl_probe probe;
 	pthread_t th[IDLE], w;
-	char err[256];
 	int pid = getpid(), got = 0, last = 0, skipped = 0, seen = 0;
 	(void)state;
-	nl_counters_probe(0, &probe);
-	if (!probe.backend[NL_BACKEND_SOFTWARE].available ||
-	    !(m = real_here(&topo)))
+	if (!(m = wake_start(&topo, th, &w, 0)))
 		skip();
-	idle_threads_start(th);
-	assert_int_equal(pipe(wake_fd), 0);
-	spin_stop = 0;
-	waker_tid = 0;
-	assert_int_equal(pthread_create(&w, NULL, waker, NULL), 0);
-	while (!waker_tid)
-		usleep(1000);
-	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
 	for (int r = 0; r < 8; r++) /* idle reads first: then in turns */
 		refresh_counting(m, pid, QUIET_WAIT, &waker_tid, 1, NULL, NULL);
 	/* Its turn: read now, after refreshes that left it unread. */
@@ -562,7 +590,7 @@ static void real_node_wake_read_at_once(void **state)
 		refresh_counting(m, pid, WAKE_WAIT, &waker_tid, 1, &got, NULL);
 		skipped |= got == last;
 	}
-	assert_true(skipped && got > last);
+	int turn_found = skipped && got > last;
 	size_t wakes = nl_real_wakes(m);
 	assert_int_equal(write(wake_fd[1], "x", 1), 1);
 	for (int r = 0; r < 2; r++) {
@@ -570,15 +598,11 @@ static void real_node_wake_read_at_once(void **state)
 		refresh_counting(m, pid, WAKE_WAIT, &waker_tid, 1, NULL, &sh);
 		seen |= sh > 0.05; /* beside CPU hogs: 0.2 */
 	}
-	spin_stop = 1;
-	pthread_join(w, NULL);
-	close(wake_fd[0]);
-	close(wake_fd[1]);
+	wakes = nl_real_wakes(m) - wakes;
+	wake_stop(m, topo, th, w);
+	assert_true(turn_found);
 	assert_true(seen);
-	assert_true(nl_real_wakes(m) > wakes);
-	idle_threads_stop(th);
-	nl_machine_destroy(m);
-	nl_topology_free(topo);
+	assert_true(wakes > 0);
 }
 
 /*
@@ -593,40 +617,22 @@ static void real_node_busy_process_idle_turns_of_8(void **state)
 {
 	struct nl_topology *topo;
 	struct nl_machine *m;
-	struct nl_proc_opts po = {.job = 1};
-	struct nl_probe probe;
 	pthread_t th[IDLE], w;
-	char err[256];
 	int pid = getpid(), got[IDLE] = {0};
 	(void)state;
-	nl_counters_probe(0, &probe);
-	if (!probe.backend[NL_BACKEND_SOFTWARE].available ||
-	    !(m = real_here(&topo)))
+	if (!(m = wake_start(&topo, th, &w, 1)))
 		skip();
-	idle_threads_start(th);
-	assert_int_equal(pipe(wake_fd), 0);
-	spin_stop = 0;
-	waker_tid = 0;
-	assert_int_equal(pthread_create(&w, NULL, waker, NULL), 0);
-	assert_int_equal(write(wake_fd[1], "x", 1), 1); /* busy from now */
-	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
 	for (int r = 0; r < 8; r++) /* idle reads first: then in turns */
 		refresh_counting(m, pid, 20000, idle_tid, IDLE, NULL, NULL);
 	size_t wakes = nl_real_wakes(m);
 	for (int r = 0; r < 32; r++)
 		refresh_counting(m, pid, 20000, idle_tid, IDLE, got, NULL);
 	wakes = nl_real_wakes(m) - wakes;
-	spin_stop = 1;
-	pthread_join(w, NULL);
-	close(wake_fd[0]);
-	close(wake_fd[1]);
+	wake_stop(m, topo, th, w);
 	for (int i = 0; i < IDLE; i++) {
 		assert_true(got[i] >= 3); /* its turns came */
 		assert_true((size_t)got[i] <= 5 + wakes);
 	}
-	idle_threads_stop(th);
-	nl_machine_destroy(m);
-	nl_topology_free(topo);
 }
 
 #define CHURN 24
@@ -651,24 +657,12 @@ static void real_node_churn_idle_turns_of_4(void **state)
 {
 	struct nl_topology *topo;
 	struct nl_machine *m;
-	struct nl_proc_opts po = {.job = 1};
-	struct nl_probe probe;
 	pthread_t th[IDLE], w, ch[CHURN];
-	char err[256];
 	int pid = getpid(), got[IDLE] = {0}, k = 0;
 	(void)state;
-	nl_counters_probe(0, &probe);
-	if (!probe.backend[NL_BACKEND_SOFTWARE].available ||
-	    !(m = real_here(&topo)))
+	if (!(m = wake_start(&topo, th, &w, 1)))
 		skip();
-	idle_threads_start(th);
-	assert_int_equal(pipe(wake_fd), 0);
 	assert_int_equal(pipe(churn_fd), 0);
-	spin_stop = 0;
-	waker_tid = 0;
-	assert_int_equal(pthread_create(&w, NULL, waker, NULL), 0);
-	assert_int_equal(write(wake_fd[1], "x", 1), 1); /* busy from now */
-	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
 	for (int r = 0; r < 8; r++) /* idle reads first: then in turns */
 		refresh_counting(m, pid, 20000, idle_tid, IDLE, NULL, NULL);
 	for (int r = 0; r < CHURN; r++) {
@@ -678,21 +672,15 @@ static void real_node_churn_idle_turns_of_4(void **state)
 		refresh_counting(m, pid, 20000, idle_tid, IDLE,
 				 r >= CHURN - 16 ? got : NULL, NULL);
 	}
-	spin_stop = 1;
-	pthread_join(w, NULL);
 	for (int i = 0; i < k; i++)
 		assert_int_equal(write(churn_fd[1], "x", 1), 1);
 	for (int i = 0; i < k; i++)
 		pthread_join(ch[i], NULL);
 	close(churn_fd[0]);
 	close(churn_fd[1]);
-	close(wake_fd[0]);
-	close(wake_fd[1]);
+	wake_stop(m, topo, th, w);
 	for (int i = 0; i < IDLE; i++)
 		assert_true(got[i] >= 3); /* 4, one turn maybe read at once */
-	idle_threads_stop(th);
-	nl_machine_destroy(m);
-	nl_topology_free(topo);
 }
 
 int main(void)
