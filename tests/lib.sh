@@ -35,16 +35,30 @@ threads_not_on() {
 	grep -h Cpus_allowed_list /proc/"$1"/task/*/status 2>/dev/null |
 		awk -v all="$2" '$2 != all' | wc -l
 }
+# status_cpus FILE: STATUS_CPUS is the "Cpus_allowed_list:" value of the
+# /proc status FILE (empty if it cannot be read). The file is read whole
+# with $(<), never with `read`: bash 5.2's read buffers a seekable file and
+# seeks back past what it did not use, and when the thread ends between
+# the two the seek fails and the rest of that file is handed to the next
+# `read` of any file (seen in the guest: a status file's Mems_allowed line
+# read as a watch sample).
+status_cpus() {
+	local st
+	STATUS_CPUS=""
+	{ st=$(<"$1"); } 2>/dev/null || return 1
+	[[ $st == *$'\n'Cpus_allowed_list:* ]] || return 1
+	st=${st#*$'\n'Cpus_allowed_list:}
+	st=${st%%$'\n'*}
+	STATUS_CPUS=${st//[$' \t']/}
+}
 # thread_cpus PID: "TID CPULIST" for every thread of PID, read by the
 # shell itself (no process started per thread: cheap on a busy machine).
 thread_cpus() {
-	local s k v tid
+	local s tid
 	for s in /proc/"$1"/task/*/status; do
 		tid=${s#/proc/$1/task/}
 		tid=${tid%/status}
-		while read -r k v; do
-			[ "$k" = Cpus_allowed_list: ] && echo "$tid $v"
-		done <"$s"
+		status_cpus "$s" && echo "$tid $STATUS_CPUS"
 	done 2>/dev/null
 }
 # can_raise_nice N: whether this shell's children may set a nice of N

@@ -140,10 +140,7 @@ for policy in $policies; do
 			tid=${tid%/status}
 			stat=$(<"${s%status}stat") || continue
 			read -ra f <<<"${stat##*) }"
-			while read -r key list; do
-				[ "$key" = Cpus_allowed_list: ] &&
-					echo "$((SECONDS - start)) $tid $list ${f[36]}" && break
-			done <"$s"
+			status_cpus "$s" && echo "$((SECONDS - start)) $tid $STATUS_CPUS ${f[36]}"
 		done >>$policy.watch 2>/dev/null
 		sleep 0.2
 	done
@@ -153,9 +150,8 @@ for policy in $policies; do
 	# The report and watch log, for a person (build/guest/run-N/ on the host).
 	[ -d /share ] && cp $policy.json $policy.watch $policy.out $policy.attach /share/ 2>/dev/null
 	# Only whole samples are judged: a thread that ended while it was
-	# read, or a read cut short in a loaded guest, can leave a line that
-	# says nothing of where a thread may run (once, a line of the status
-	# file's own text); they are counted, not taken for a pin.
+	# read can leave a line that says nothing of where a thread may run;
+	# they are counted, not taken for a pin.
 	whole='^[0-9]+ [0-9]+ [0-9,-]+ [0-9]+$'
 	broken=$(grep -cvE "$whole" $policy.watch || true)
 	grep -E "$whole" $policy.watch >$policy.watch.ok || true

@@ -48,7 +48,9 @@ for balancing in off on; do
 	run=$!
 	w=""
 	for _ in $(seq 100); do
-		read -r w _ </proc/$run/task/$run/children 2>/dev/null
+		# Read whole, not with `read` (tests/lib.sh, status_cpus).
+		{ w=$(<"/proc/$run/task/$run/children"); } 2>/dev/null
+		w=${w%% *}
 		[ -n "$w" ] && break
 		sleep 0.1
 	done
