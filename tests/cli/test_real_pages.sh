@@ -85,22 +85,36 @@ if not (moved > 0 and events and any(e['bytes'] > 0 for e in events)):
 
 # Memory the process interleaved itself over nodes 0 and 1, its threads on
 # node 1: with bindings free (the default) that is a starting placement,
-# looked at from numalot's first step (4 s, once the memory is touched),
 # and numalot brings the pages together on one node (where the threads
-# are, or went). bound_by_its_policy stays false.
+# are, or went). bound_by_its_policy stays false. numalot is attached once
+# the memory is touched, and the walks start once it holds the threads
+# (--go-file): under `numalot run` with a 4 s period, a loaded emulated
+# guest once touched the memory so slowly that numalot had moved 88% of it
+# to node 1 before the first sample.
 numactl --interleave=0,1 taskset -c "$cpus1" \
-	"$N" run --nice=0 --policy=lbma --period=4 --report="$T/i.json" \
-	-- "$W" --threads 2 --seconds 12 --mode memory --mem-mb 64 >"$T/iout" 2>&1 &
-run=$!
-find_workload 12
-share=""
+	"$W" --threads 2 --seconds 12 --mode memory --mem-mb 64 --go-file "$T/go" >"$T/iout" 2>&1 &
+w=$!
+# Until 90% of its buffers (64 MiB a thread) are touched, bounded.
 i0=0 i1=0
-for _ in $(seq 200); do
+for _ in $(seq 300); do
 	i0=$(pages_on "$w" 0)
 	i1=$(pages_on "$w" 1)
-	[ $((${i0:-0} + ${i1:-0})) -gt 16384 ] && break
-	sleep 0.05
+	[ $((${i0:-0} + ${i1:-0})) -ge $((2 * 16384 * 9 / 10)) ] && break
+	kill -0 "$w" 2>/dev/null || break
+	sleep 0.1
 done
+"$N" attach --nice=0 --policy=lbma --period=4 --report="$T/i.json" "$w" >>"$T/iout" 2>&1 &
+run=$!
+# Until numalot holds the threads' counters (4 software events a thread
+# and the main one's), bounded.
+for _ in $(seq 300); do
+	held=$(ls -l /proc/$run/fd 2>/dev/null | grep -c perf_event)
+	[ "$held" -ge 12 ] && break
+	kill -0 $run 2>/dev/null || break
+	sleep 0.1
+done
+touch "$T/go"
+share=""
 check "interleaved: its pages started on both nodes ($i0 and $i1)" \
 	test "${i0:-0}" -gt 4096 -a "${i1:-0}" -gt 4096
 while kill -0 "$w" 2>/dev/null; do
@@ -112,6 +126,7 @@ while kill -0 "$w" 2>/dev/null; do
 	sleep 0.2
 done
 wait "$run"
+wait "$w"
 check "interleaved: numalot brought its pages onto one node (${share:-?}% on one)" \
 	test "${share:-0}" -ge 80
 check "interleaved: the report does not call it bound by its policy" python3 -c "
