@@ -16,6 +16,9 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 SLURM_CONFDIR ?=
 # A packager whose compiler is newer may build with WERROR=.
 WERROR ?= -Werror
+# Builds use every CPU unless make is given -j (on 2 CPUs the build for
+# the tests took 33 s one file at a time and 18 s two at a time).
+MAKEFLAGS += -j$(shell nproc)
 
 PKGS := hwloc json-c papi
 
