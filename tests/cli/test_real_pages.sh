@@ -26,48 +26,56 @@ pages_on() {
 		s += substr($i, length(k) + 1)} END {print s + 0}' \
 		"/proc/$1/numa_maps" 2>/dev/null
 }
-# find_workload SECONDS: w becomes the pid of the workload numalot started
-# for that long (bounded).
-find_workload() {
-	w=""
+# attach_touched NAME NUMACTL-OPTION NUMALOT-OPTION...: the workload (2
+# threads of 64 MiB each on node 1's CPUs, 12 s of walks; pid w) started
+# under numactl NUMACTL-OPTION; once 90% of its memory is touched
+# (bounded), p0 and p1 are its pages on nodes 0 and 1; then numalot attach
+# with NUMALOT-OPTION... (pid run, report $T/NAME.json, output with the
+# workload's in $T/NAME.out), and the walks start once numalot holds the
+# threads' counters (held: how many; --go-file), bounded. numalot is not
+# started with the workload: in a loaded emulated guest the first touch
+# was so slow that numalot had moved most pages before the first sample
+# (the interleaved pages, 88% on node 1 once; the preferred ones twice in
+# three CI-like runs).
+attach_touched() {
+	local name=$1 placement=$2
+	shift 2
+	numactl "$placement" taskset -c "$cpus1" "$W" --threads 2 --seconds 12 \
+		--mode memory --mem-mb 64 --go-file "$T/$name.go" >"$T/$name.out" 2>&1 &
+	w=$!
+	p0=0 p1=0
 	for _ in $(seq 300); do
-		w=$(pgrep -f -n -- "^$W --threads 2 --seconds $1" || true)
-		[ -n "$w" ] && break
-		sleep 0.05
+		p0=$(pages_on "$w" 0)
+		p1=$(pages_on "$w" 1)
+		[ $((p0 + p1)) -ge $((2 * 16384 * 9 / 10)) ] && break
+		kill -0 "$w" 2>/dev/null || break
+		sleep 0.1
 	done
+	"$N" attach --nice=0 "$@" --report="$T/$name.json" "$w" >>"$T/$name.out" 2>&1 &
+	run=$!
+	# 4 software events a thread, the main one's too.
+	for _ in $(seq 300); do
+		held=$(ls -l "/proc/$run/fd" 2>/dev/null | grep -c perf_event)
+		[ "$held" -ge 12 ] && break
+		kill -0 "$run" 2>/dev/null || break
+		sleep 0.2
+	done
+	touch "$T/$name.go"
 }
 # --preferred, not --membind: memory the process bound itself is left
-# where it asked (numalot refuses to move it). Bound before numalot takes
-# it over, and kept there (--keep-bindings): its threads cannot go to the
-# data, so the data must come to them.
-# --nice=0, as numalot ran before it raised its priority: raised, it takes
-# its first step on time, and in a guest without KVM under load the
-# workload's first touch can take longer (twice in three CI-like runs its
-# pages were on node 1 before the "before" sample; the likely cause).
-numactl --preferred=0 taskset -c "$cpus1" \
-	"$N" run --nice=0 --policy=lbma --period=6 --keep-bindings --report="$T/r.json" \
-	-- "$W" --threads 2 --seconds 14 --mode memory --mem-mb 64 >"$T/out" 2>&1 &
-run=$!
-find_workload 14
-check "the workload was found" test -n "$w"
-# Its memory touched (on node 0) before numalot's first step (6 s), then
-# numalot's moves watched for, with a bound: a loaded machine may be slow
-# to do either. "Before" is the sample with the most pages on node 0 (the
-# memory touched, none moved yet).
-before0=0 before1=0 after1=0
-for _ in $(seq 200); do
-	n0=$(pages_on "$w" 0)
-	n1=$(pages_on "$w" 1)
-	[ "${n0:-0}" -le "$before0" ] && [ "$before0" -gt 8192 ] && break
-	[ "${n0:-0}" -gt "$before0" ] && before0=${n0:-0} before1=${n1:-0}
-	sleep 0.05
-done
+# where it asked (numalot refuses to move it). Kept there
+# (--keep-bindings): its threads cannot go to the data, so the data must
+# come to them.
+attach_touched r --preferred=0 --policy=lbma --period=4 --keep-bindings
+check "numalot took over the workload's threads ($held counters)" test "$held" -ge 12
+before0=$p0 before1=$p1 after1=0
 while kill -0 "$w" 2>/dev/null; do
 	after1=$(pages_on "$w" 1)
 	[ "${after1:-0}" -gt $((${before1:-0} + 4096)) ] && break
 	sleep 0.2
 done
 wait "$run"
+wait "$w"
 check "the workload ran under numalot" test -s "$T/r.json"
 check "its pages started on node 0 ($before0 there, $before1 on node 1)" \
 	test "${before0:-0}" -gt "${before1:-0}"
@@ -81,39 +89,14 @@ events = [e for e in r['events'] if e['kind'] == 'pages']
 if not (moved > 0 and events and any(e['bytes'] > 0 for e in events)):
     sys.exit('moved %r, page events %r, processes %s' % (moved, events,
              json.dumps([(q['pid'], q['threads'], q.get('pages')) for q in r['processes']])))" ||
-	tail -n 5 "$T/out"
+	tail -n 5 "$T/r.out"
 
 # Memory the process interleaved itself over nodes 0 and 1, its threads on
 # node 1: with bindings free (the default) that is a starting placement,
 # and numalot brings the pages together on one node (where the threads
-# are, or went). bound_by_its_policy stays false. numalot is attached once
-# the memory is touched, and the walks start once it holds the threads
-# (--go-file): under `numalot run` with a 4 s period, a loaded emulated
-# guest once touched the memory so slowly that numalot had moved 88% of it
-# to node 1 before the first sample.
-numactl --interleave=0,1 taskset -c "$cpus1" \
-	"$W" --threads 2 --seconds 12 --mode memory --mem-mb 64 --go-file "$T/go" >"$T/iout" 2>&1 &
-w=$!
-# Until 90% of its buffers (64 MiB a thread) are touched, bounded.
-i0=0 i1=0
-for _ in $(seq 300); do
-	i0=$(pages_on "$w" 0)
-	i1=$(pages_on "$w" 1)
-	[ $((${i0:-0} + ${i1:-0})) -ge $((2 * 16384 * 9 / 10)) ] && break
-	kill -0 "$w" 2>/dev/null || break
-	sleep 0.1
-done
-"$N" attach --nice=0 --policy=lbma --period=4 --report="$T/i.json" "$w" >>"$T/iout" 2>&1 &
-run=$!
-# Until numalot holds the threads' counters (4 software events a thread
-# and the main one's), bounded.
-for _ in $(seq 300); do
-	held=$(ls -l /proc/$run/fd 2>/dev/null | grep -c perf_event)
-	[ "$held" -ge 12 ] && break
-	kill -0 $run 2>/dev/null || break
-	sleep 0.1
-done
-touch "$T/go"
+# are, or went). bound_by_its_policy stays false.
+attach_touched i --interleave=0,1 --policy=lbma --period=4
+i0=$p0 i1=$p1
 share=""
 check "interleaved: its pages started on both nodes ($i0 and $i1)" \
 	test "${i0:-0}" -gt 4096 -a "${i1:-0}" -gt 4096

@@ -5,8 +5,9 @@
 # closing line "guest: N passed, M failed, K skipped, J todo"; exits
 # non-zero when a check failed. A guest that cannot be had here is a skip.
 # GUEST_CASES (default "numa slurm movepages": tests/guest/*_cases.sh) and
-# GUEST_TIMEOUT (seconds a guest may run, default 300: a 4-node guest's
-# cases took 123 s on a quiet run and 185 s beside two CPU hogs) and
+# GUEST_TIMEOUT (seconds a guest may run, default 480: only a hung guest
+# should meet it; beside two CPU hogs a guest took up to 185 s, and its
+# cases now wait for the workloads' first touch) and
 # GUEST_NODES (default "2 4") narrow a run.
 set -u
 cd "$(dirname "$0")/../.."
@@ -48,7 +49,7 @@ export BUILD=$B GUEST_CASES="${GUEST_CASES:-numa slurm movepages}"
 exec /bin/bash $PWD/tests/guest/inside.sh
 RUN
 	t0=$SECONDS
-	tests/guest/boot.sh "$G" $nodes "$share" "${GUEST_TIMEOUT:-300}"
+	tests/guest/boot.sh "$G" $nodes "$share" "${GUEST_TIMEOUT:-480}"
 	rc=$?
 	took=$((SECONDS - t0))
 	touch "$share/tap" "$share/status"

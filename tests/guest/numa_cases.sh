@@ -68,9 +68,11 @@ check "info: NUMA balancing seen on" grep -q 'numa_balancing): on' info.out
 # memory bound to the last node, moved to node 0 by migratepages.
 numactl --membind=$data "$W" --threads 1 --mode memory --mem-mb 32 --seconds 60 >/dev/null &
 wp=$!
-# Until its whole buffer is touched (32 MiB: 8,192 pages; bounded): pages
-# it touched after migratepages would land on its own node again.
-for _ in $(seq 100); do
+# Until its whole buffer is touched (32 MiB: 8,192 pages; bounded by time:
+# a loaded emulated guest once took 15 s to touch 16 MiB): pages it
+# touched after migratepages would land on its own node again.
+until=$((SECONDS + 120))
+while [ $SECONDS -lt $until ] && kill -0 $wp 2>/dev/null; do
 	before=$(anon_share_on $data $wp 8000)
 	[ "${before:-0}" -ge 90 ] && break
 	sleep 0.2
@@ -130,17 +132,20 @@ for policy in $policies; do
 	done
 	touch "$go"
 	: >$policy.watch
-	start=$SECONDS
+	# Whole seconds since the go, from the microsecond clock (no fork):
+	# SECONDS' difference can call 3.0 s "4".
+	start=${EPOCHREALTIME//[!0-9]/}
 	while kill -0 $np 2>/dev/null; do
 		# "SECONDS TID CPUS CPU" for every thread: the CPUs it may
 		# use and the one it last ran on (stat field 39; the fields
 		# after the name's ")" start at 3).
+		t=$(((${EPOCHREALTIME//[!0-9]/} - start) / 1000000))
 		for s in /proc/$wp/task/*/status; do
 			tid=${s#/proc/$wp/task/}
 			tid=${tid%/status}
 			stat=$(<"${s%status}stat") || continue
 			read -ra f <<<"${stat##*) }"
-			status_cpus "$s" && echo "$((SECONDS - start)) $tid $STATUS_CPUS ${f[36]}"
+			status_cpus "$s" && echo "$t $tid $STATUS_CPUS ${f[36]}"
 		done >>$policy.watch 2>/dev/null
 		sleep 0.2
 	done
