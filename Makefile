@@ -92,7 +92,7 @@ PROTO_LIB := $(BUILD)/libnumalot-protocol.a
 AGENT_LIB := $(BUILD)/libnumalotd.a
 # Tests link every part; the plugin's parts that need no Slurm (the
 # plugstack parser, the site's files) for their tests, first.
-TEST_LINK := $(BUILD)/spank/site.o $(BUILD)/spank/collect.o \
+TEST_LINK := $(BUILD)/spank/site.o $(BUILD)/spank/collect.o $(BUILD)/spank/nodename.o \
 	$(BUILD)/spank/report_path.o $(AGENT_LIB) $(PROTO_LIB) $(LIB)
 NUMALOT := $(BUILD)/numalot
 # The plugin: its own position-independent objects (and the engine's

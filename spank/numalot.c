@@ -28,6 +28,7 @@
 #include <slurm/spank.h>
 
 #include "agentctl.h"
+#include "nodename.h"
 #include "protocol.h"
 #include "report_path.h"
 #include "site.h"
@@ -76,6 +77,17 @@ static struct {
 static void complain(const char *msg)
 {
 	slurm_error("%s", msg);
+}
+
+/* The site's errors in a step, gathered for one line of slurmd's log. */
+static char site_errors[1500];
+static void gather(const char *msg)
+{
+	size_t n = strlen(site_errors);
+	if (n + 3 < sizeof(site_errors))
+		snprintf(site_errors + n, sizeof(site_errors) - n, "%s%s",
+			 n ? "; " : "",
+			 strncmp(msg, "numalot: ", 9) ? msg : msg + 9);
 }
 
 static int opt_policy(int val, const char *optarg, int remote);
@@ -201,8 +213,18 @@ static int opt_period(int val, const char *optarg, int remote)
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
+	spank_context_t ctx = spank_context();
 	nl_site_default(&site, NUMALOT_AGENT_PATH);
-	nl_site_parse(&site, ac, av, complain);
+	/* The administrator's errors, by name: each in slurmd's log when
+	 * slurmd loads the plugin, and in one line of it (info, which srun
+	 * does not show) per step; a user's srun says one line
+	 * (slurm_spank_init_post_opt). */
+	nl_site_parse(&site, ac, av,
+		      ctx == S_CTX_SLURMD   ? complain
+		      : ctx == S_CTX_REMOTE ? gather
+					    : NULL);
+	if (site_errors[0])
+		slurm_info("numalot: plugstack.conf: %s", site_errors);
 	site_ready = 1;
 	for (struct spank_option *o = numalot_options; o->name; o++)
 		if (spank_option_register(sp, o) != ESPANK_SUCCESS)
@@ -223,9 +245,10 @@ static double mono_ms(void)
 static void node_name_now(spank_t sp, char *buf, size_t len);
 
 /*
- * Slurm's name of this node (the one %N stands for): SLURMD_NODENAME once
- * the tasks have started, before that the last part of
- * SLURM_TOPOLOGY_ADDR, and without either the host's short name.
+ * Slurm's name of this node (the one %N stands for). It goes into the
+ * paths root writes, so it never comes from the job's environment
+ * (SLURMD_NODENAME there is the user's): the name of slurmstepd's own
+ * socket, else the host's short name (docs/slurm.md, "Security").
  */
 static void node_name(spank_t sp, char *buf, size_t len)
 {
@@ -237,35 +260,17 @@ static void node_name(spank_t sp, char *buf, size_t len)
 	snprintf(buf, len, "%s", known);
 }
 
-/* The start of v into buf (len >= 1): a node's name is short. */
-static void copy_name(char *buf, size_t len, const char *v)
-{
-	size_t n = strnlen(v, len - 1);
-	memcpy(buf, v, n);
-	buf[n] = 0;
-}
-
 static void node_name_now(spank_t sp, char *buf, size_t len)
 {
-	char v[256];
-	if (spank_getenv(sp, "SLURMD_NODENAME", v, sizeof(v)) ==
-		    ESPANK_SUCCESS &&
-	    v[0]) {
-		copy_name(buf, len, v);
+	uint32_t job = 0, stepid = 0;
+	if (spank_get_item(sp, S_JOB_ID, &job) == ESPANK_SUCCESS &&
+	    spank_get_item(sp, S_JOB_STEPID, &stepid) == ESPANK_SUCCESS &&
+	    nl_stepd_node_name("/proc", job, stepid, buf, len) == 0)
 		return;
-	}
-	if (spank_getenv(sp, "SLURM_TOPOLOGY_ADDR", v, sizeof(v)) ==
-		    ESPANK_SUCCESS &&
-	    v[0]) {
-		const char *dot = strrchr(v, '.');
-		copy_name(buf, len, dot && dot[1] ? dot + 1 : v);
+	if (nl_host_node_name(buf, len) == 0)
 		return;
-	}
-	if (gethostname(v, sizeof(v) - 1) < 0)
-		v[0] = 0;
-	v[sizeof(v) - 1] = 0;
-	v[strcspn(v, ".")] = 0;
-	copy_name(buf, len, v);
+	slurm_error("numalot: neither slurmstepd's socket nor the host name "
+		    "gives a usable node name; no site copy for this step");
 }
 
 /* What srun's file name tokens stand for on this node (report_path.h). */
@@ -348,8 +353,13 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 				   nl_choice_name(site.force));
 		step.choice = (enum nl_choice)site.force;
 	}
-	if (!spank_remote(sp))
+	if (!spank_remote(sp)) {
+		char msg[300];
+		nl_site_misconfigured(&site, msg, sizeof(msg));
+		if (msg[0])
+			slurm_error("%s", msg);
 		return 0;
+	}
 	if (spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
 		return 0;
 	/* The extern step runs no user code; the batch step is the job

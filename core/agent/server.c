@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rootdir.h"
 #include "rwrite.h"
 #include "util.h"
 #include "real.h"
@@ -527,7 +528,6 @@ void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
 {
 	char path[4096];
 	struct nl_write_as o = {.mode = 0640,
-				.dir_mode = 0750,
 				.timeout_ms = 5000,
 				.keep_data = 1,
 				.job = st->job,
@@ -538,9 +538,22 @@ void nl_server_site_copy(struct nl_server *s, const struct nl_step *st,
 	 * the agent write over a real job's site copy. */
 	if (!s->cfg->report_dir || !st->by_root)
 		return;
+	const char *node = st->node[0] ? st->node : s->node;
+	char why[700];
+	if (!nl_node_name_ok(node)) {
+		nl_log(NL_LOG_WARNING,
+		       "no site report of job %u step %u: no usable node name",
+		       st->job, st->step);
+		return;
+	}
+	if (nl_owned_dir(s->cfg->report_dir, 0750, geteuid(), why,
+			 sizeof(why)) < 0) {
+		nl_log(NL_LOG_WARNING, "no site report of job %u step %u: %s",
+		       st->job, st->step, why);
+		return;
+	}
 	snprintf(path, sizeof(path), "%s/numalot-%u.%u.%s.json",
-		 s->cfg->report_dir, st->job, st->step,
-		 st->node[0] ? st->node : s->node);
+		 s->cfg->report_dir, st->job, st->step, node);
 	rc = nl_write_report_as(path, report_text(report), &o);
 	if (rc && rc != EALREADY)
 		nl_log(NL_LOG_WARNING,

@@ -172,16 +172,21 @@ static int decode_fields(struct json_object *o, struct nl_request *r, char *err,
 	rc = get_str(o, "node", r->node, sizeof(r->node), 0, err, errlen);
 	if (rc < 0)
 		return rc;
-	/* A node's name goes into file names: letters, digits, . _ - */
-	for (const char *c = r->node; *c; c++)
-		if (!isalnum((unsigned char)*c) && !strchr("._-", *c))
-			return nl_errf(err, errlen, -EINVAL,
-				       "\"node\" holds a character other than "
-				       "letters, digits, '.', '_' and '-'");
-	if (r->node[0] == '.')
+	if (r->node[0] && !nl_node_name_ok(r->node))
 		return nl_errf(err, errlen, -EINVAL,
-			       "\"node\" must not start with '.'");
+			       "\"node\" must be letters, digits, '.', '_' "
+			       "and '-', not starting with '.'");
 	return decode_params(o, r, err, errlen);
+}
+
+int nl_node_name_ok(const char *name)
+{
+	if (!name || !name[0] || name[0] == '.' || strlen(name) >= 64)
+		return 0;
+	for (const char *c = name; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("._-", *c))
+			return 0;
+	return 1;
 }
 
 int nl_proto_decode(const char *body, size_t len, struct nl_request *req,

@@ -62,6 +62,10 @@ char *nl_proto_encode(const struct nl_request *req);
 
 const char *nl_proto_op_name(enum nl_op op);
 
+/* 1 when name may stand in a file name as a node's: 1 to 63 letters,
+ * digits, '.', '_' and '-', not starting with '.'; else 0. */
+int nl_node_name_ok(const char *name);
+
 /*
  * Send / receive one frame on a socket, each step bounded by
  * timeout_ms. recv returns a malloc'd, NUL-terminated body. -ETIMEDOUT,

@@ -167,6 +167,40 @@ check "(s3) user_reports=never: no report for the user" test -z "$(ls s3)"
 check "(s3) ...srun says --numalot-report is ignored" grep -q "user_reports=never): --numalot-report is ignored" s3.out
 check "(s3) ...the site still has its copy" test -s "site/reports/numalot-$j.0.nla.json"
 
+# (x1) The job's environment names no node for root: a SLURMD_NODENAME
+# that climbs folders, or a plain fake one, changes neither the site
+# copy's name nor the site log's node (docs/slurm.md, "Security").
+mkdir -p rootonly && chmod 700 rootonly && echo "root's" >rootonly/config.json
+plugstack report_dir=$T/site/reports site_log=$T/site/steps.jsonl
+SLURMD_NODENAME=/../../../rootonly/config srun -Q -n1 -w nla --numalot=monitor true >x1.out 2>&1
+check "(x1) a step with a hostile SLURMD_NODENAME exits 0" test $? -eq 0
+j=$(last_job)
+check "(x1) root wrote nothing in a root-only folder" \
+	test "$(ls rootonly) $(cat rootonly/config.json)" = "config.json root's"
+check "(x1) the site copy is named by Slurm's node" test -s "site/reports/numalot-$j.0.nla.json"
+check "(x1) ...and the site log says nla" \
+	test "$(grep -c "\"job\":$j,.*\"node\":\"nla\"" site/steps.jsonl)" -eq 1
+SLURMD_NODENAME=fake srun -Q -n1 -w nlb --numalot=monitor true >x2.out 2>&1
+j=$(last_job)
+check "(x1) a fake SLURMD_NODENAME: the copy and line still name nlb" \
+	test -s "site/reports/numalot-$j.0.nlb.json" -a ! -e "site/reports/numalot-$j.0.fake.json" \
+	-a "$(grep -c "\"job\":$j,.*\"node\":\"nlb\"" site/steps.jsonl)" -eq 1
+
+# (x2) report_dir not yet made, under a sticky world-writable folder,
+# where a user put a link first: root writes nothing through it, and
+# says why in the step's log.
+mkdir -p sticky && chmod 1777 sticky
+su nobody -s /bin/sh -c "ln -s $T/rootonly $T/sticky/reports" 2>/dev/null ||
+	{ ln -s "$T/rootonly" sticky/reports && chown -h nobody sticky/reports; }
+plugstack report_dir=$T/sticky/reports
+srun -Q -n1 -w nla --numalot=monitor true >x3.out 2>&1
+check "(x2) the step exits 0" test $? -eq 0
+j=$(last_job)
+check "(x2) nothing written through the user's link" \
+	test "$(ls rootonly)" = "config.json"
+check "(x2) ...and the step says why" \
+	grep -q "cannot write the site copy in $T/sticky/reports: $T/sticky/reports is a symbolic link of uid $(id -u nobody)" x3.out log/slurmd-nla.log
+
 # (e) The option from the environment, and from #SBATCH lines.
 plugstack
 SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot=lbma \

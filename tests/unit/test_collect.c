@@ -10,9 +10,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +22,8 @@
 
 #include "collect.h"
 #include "digest.h"
+#include "nodename.h"
+#include "rootdir.h"
 
 /* A step of two processes on a two-node machine: one whose pages were
  * read (8 pages, locality 0.5 then 1), one never read. */
@@ -212,12 +216,193 @@ static void site_files(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* A file of path's with text, made by hand. */
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[256];
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	return buf;
+}
+
+/* A node's name goes into root's file names: a name that could climb
+ * folders, or hide a file, gets no site copy, and nothing is written. */
+static void site_copy_refuses_bad_node_names(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"/../../rootonly/pwn", "a/b", "..", ".hidden", "", "x y"};
+	struct json_object *r = json_tokener_parse(report_text);
+	struct nl_site s;
+	char d[] = "/tmp/numalot-names.XXXXXX", cmd[200], out[700];
+
+	if (geteuid() != 0)
+		skip();
+	assert_non_null(mkdtemp(d));
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	snprintf(s.report_dir, sizeof(s.report_dir), "%s/reports", d);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct nl_collect_ids id = {
+			.job = 7, .step = 0, .node = bad[i]};
+		complaints = 0;
+		assert_int_equal(nl_collect(&s, "{}\n", r, &id, complain), 1);
+		assert_non_null(strstr(last, "cannot stand in a file name"));
+		assert_int_equal(
+			nl_site_copy_path(s.report_dir, &id, out, sizeof(out)),
+			-1);
+	}
+	snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A %s/reports)\"", d);
+	assert_int_equal(system(cmd), 0);
+	json_object_put(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* report_dir under a sticky world-writable folder that a user reached
+ * first: their link, their folder and a group-writable folder are
+ * refused, named, and root writes nothing; root's own link is followed. */
+static void site_dir_refuses_what_a_user_planted(void **state)
+{
+	(void)state;
+	struct json_object *r = json_tokener_parse(report_text);
+	struct nl_collect_ids id = {.job = 9, .step = 0, .node = "nla"};
+	struct nl_site s;
+	char d[] = "/tmp/numalot-planted.XXXXXX", p[300], q[300], why[700];
+
+	if (geteuid() != 0)
+		skip();
+	assert_non_null(mkdtemp(d));
+	snprintf(p, sizeof(p), "%s/rootonly", d);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/rootonly/config.json", d);
+	put(p, "root's\n");
+	snprintf(p, sizeof(p), "%s/sticky", d);
+	assert_int_equal(mkdir(p, 0777), 0);
+	assert_int_equal(chmod(p, 01777), 0);
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	snprintf(s.report_dir, sizeof(s.report_dir), "%s/sticky/reports", d);
+
+	/* A user's link to the root-only folder. */
+	snprintf(q, sizeof(q), "%s/rootonly", d);
+	assert_int_equal(symlink(q, s.report_dir), 0);
+	assert_int_equal(lchown(s.report_dir, 65534, 65534), 0);
+	complaints = 0;
+	assert_int_equal(nl_collect(&s, "{}\n", r, &id, complain), 1);
+	assert_non_null(strstr(last, "is a symbolic link of uid 65534"));
+	snprintf(p, sizeof(p), "%s/rootonly/numalot-9.0.nla.json", d);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/rootonly/config.json", d);
+	assert_string_equal(slurp(p), "root's\n");
+
+	/* A user's folder, with a file planted as the site's copy. */
+	assert_int_equal(unlink(s.report_dir), 0);
+	assert_int_equal(mkdir(s.report_dir, 0755), 0);
+	assert_int_equal(chown(s.report_dir, 65534, 65534), 0);
+	assert_int_equal(nl_collect(&s, "{}\n", r, &id, complain), 1);
+	assert_non_null(strstr(last, "belongs to uid 65534"));
+
+	/* Root's folder, but others may write in it. */
+	assert_int_equal(chown(s.report_dir, 0, 0), 0);
+	assert_int_equal(chmod(s.report_dir, 0775), 0);
+	assert_int_equal(nl_collect(&s, "{}\n", r, &id, complain), 1);
+	assert_non_null(strstr(last, "writable by others"));
+	assert_int_equal(nl_owned_dir(s.report_dir, 0750, 0, why, sizeof(why)),
+			 -EPERM);
+
+	/* Root's own link to root's folder stands. */
+	assert_int_equal(rmdir(s.report_dir), 0);
+	snprintf(q, sizeof(q), "%s/site", d);
+	assert_int_equal(mkdir(q, 0750), 0);
+	assert_int_equal(symlink(q, s.report_dir), 0);
+	complaints = 0;
+	assert_int_equal(nl_collect(&s, "{}\n", r, &id, complain), 0);
+	assert_int_equal(complaints, 0);
+	snprintf(p, sizeof(p), "%s/site/numalot-9.0.nla.json", d);
+	assert_int_equal(access(p, F_OK), 0);
+	/* "..", a relative path and a file on the way. */
+	snprintf(p, sizeof(p), "%s/site/../rootonly", d);
+	assert_true(nl_owned_dir(p, 0750, 0, why, sizeof(why)) < 0);
+	assert_non_null(strstr(why, "\"..\""));
+	assert_int_equal(nl_owned_dir("var/x", 0750, 0, why, sizeof(why)),
+			 -EINVAL);
+	snprintf(p, sizeof(p), "%s/site/numalot-9.0.nla.json/x", d);
+	assert_int_equal(nl_owned_dir(p, 0750, 0, why, sizeof(why)), -ENOTDIR);
+	json_object_put(r);
+	snprintf(p, sizeof(p), "rm -rf %s", d);
+	assert_int_equal(system(p), 0);
+}
+
+/* A proc tree by hand: the name comes from the socket of this step that
+ * the process holds open, never from another socket of the same form. */
+static void stepd_node_name_from_its_socket(void **state)
+{
+	(void)state;
+	char d[] = "/tmp/numalot-proc.XXXXXX", p[300], out[64];
+
+	assert_non_null(mkdtemp(d));
+	snprintf(p, sizeof(p), "%s/self", d);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/self/fd", d);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/net", d);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/self/fd/3", d);
+	assert_int_equal(symlink("socket:[5001]", p), 0);
+	snprintf(p, sizeof(p), "%s/self/fd/4", d);
+	assert_int_equal(symlink("/dev/null", p), 0);
+	snprintf(p, sizeof(p), "%s/net/unix", d);
+	put(p, "Num       RefCount Protocol Flags    Type St Inode Path\n"
+	       "0000: 00000002 00000000 00010000 0001 01  4999 "
+	       "/tmp/evil_12.0\n"
+	       "0000: 00000002 00000000 00010000 0001 01  5000\n"
+	       "0000: 00000002 00000000 00010000 0001 01  5001 "
+	       "/var/spool/slurmd/node-07_12.0\n");
+	assert_int_equal(nl_stepd_node_name(d, 12, 0, out, sizeof(out)), 0);
+	assert_string_equal(out, "node-07");
+	/* Another step's socket, or one not held, names nothing. */
+	assert_int_equal(nl_stepd_node_name(d, 12, 1, out, sizeof(out)), -1);
+	assert_string_equal(out, "");
+	snprintf(p, sizeof(p), "%s/self/fd/3", d);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(symlink("socket:[4999]", p), 0);
+	assert_int_equal(nl_stepd_node_name(d, 12, 0, out, sizeof(out)), 0);
+	assert_string_equal(out, "evil");
+	/* A heterogeneous step's component, and a name not safe in a path. */
+	snprintf(p, sizeof(p), "%s/net/unix", d);
+	put(p, "Num RefCount Protocol Flags Type St Inode Path\n"
+	       "0000: 2 0 10000 1 1 4999 /s/nlb_12.0.1\n");
+	assert_int_equal(nl_stepd_node_name(d, 12, 0, out, sizeof(out)), 0);
+	assert_string_equal(out, "nlb");
+	put(p, "Num RefCount Protocol Flags Type St Inode Path\n"
+	       "0000: 2 0 10000 1 1 4999 /s/.x_12.0\n");
+	assert_int_equal(nl_stepd_node_name(d, 12, 0, out, sizeof(out)), -1);
+	assert_int_equal(
+		nl_stepd_node_name("/nonexistent", 12, 0, out, sizeof(out)),
+		-1);
+	snprintf(p, sizeof(p), "rm -rf %s", d);
+	assert_int_equal(system(p), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(digest_of_a_step),
 		cmocka_unit_test(site_line),
 		cmocka_unit_test(site_files),
+		cmocka_unit_test(site_copy_refuses_bad_node_names),
+		cmocka_unit_test(site_dir_refuses_what_a_user_planted),
+		cmocka_unit_test(stepd_node_name_from_its_socket),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,137 @@
+/* numalot: a folder only its owner can change, along its whole path. */
+#include "rootdir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* The most symbolic links followed on the way (as the kernel's 40). */
+#define MAX_LINKS 40
+
+/* Whether a folder on the way may stand: the owner's, and writable by
+ * nobody else, but for a sticky folder above (/tmp), whose entries only
+ * their owners can move. */
+static int check(const struct stat *sb, uid_t owner, int last,
+		 const char *where, char *why, size_t len)
+{
+	if (!S_ISDIR(sb->st_mode))
+		return nl_errf(why, len, -ENOTDIR, "%s is not a folder", where);
+	if (sb->st_uid != owner && sb->st_uid != 0)
+		return nl_errf(why, len, -EPERM, "%s belongs to uid %u, not %u",
+			       where, (unsigned)sb->st_uid, (unsigned)owner);
+	if ((sb->st_mode & 022) && (last || !(sb->st_mode & S_ISVTX)))
+		return nl_errf(why, len, -EPERM,
+			       "%s is writable by others than its owner",
+			       where);
+	return 0;
+}
+
+int nl_owned_dir(const char *dir, int mode, uid_t owner, char *why, size_t len)
+{
+	/* What is left to walk, in place: a link's target goes in front. */
+	char rest[2 * PATH_MAX + 2], done[PATH_MAX] = "";
+	struct stat sb;
+	int fd, links = 0, rc = 0;
+
+	if (!dir || dir[0] != '/')
+		return nl_errf(why, len, -EINVAL, "%s is not an absolute path",
+			       dir ? dir : "(none)");
+	if (snprintf(rest, sizeof(rest), "%s", dir) >= PATH_MAX)
+		return nl_errf(why, len, -ENAMETOOLONG, "%s is too long", dir);
+	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return nl_errf(why, len, -errno, "/: %s", strerror(errno));
+	for (char *p = rest; rc == 0;) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		char *comp = p, *end = strchr(p, '/');
+		p = end ? end : p + strlen(p);
+		char saved = *p;
+		*p = 0;
+		int last = !saved || !p[strspn(p + 1, "/") + 1];
+		if (!strcmp(comp, ".")) {
+			*p = saved;
+			continue;
+		}
+		if (!strcmp(comp, "..")) {
+			rc = nl_errf(why, len, -EINVAL, "%s holds \"..\"", dir);
+			break;
+		}
+		size_t dl = strlen(done);
+		snprintf(done + dl, sizeof(done) - dl, "/%s", comp);
+		if (fstatat(fd, comp, &sb, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    errno == ENOENT && mode) {
+			/* The mode whatever the umask. */
+			int made = mkdirat(fd, comp, (mode_t)mode) == 0;
+			if ((!made && errno != EEXIST) ||
+			    (made && fchmodat(fd, comp, (mode_t)mode, 0) < 0))
+				rc = nl_errf(why, len, -errno,
+					     "cannot create %s: %s", done,
+					     strerror(errno));
+		}
+		if (rc == 0 && fstatat(fd, comp, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+			rc = nl_errf(why, len, -errno, "%s: %s", done,
+				     strerror(errno));
+		if (rc == 0 && S_ISLNK(sb.st_mode)) {
+			/* Root's own link stands; anyone else's may point
+			 * anywhere. Its target is walked as the rest is. */
+			char target[PATH_MAX];
+			ssize_t n = readlinkat(fd, comp, target,
+					       sizeof(target) - 1);
+			if (sb.st_uid != 0)
+				rc = nl_errf(why, len, -EPERM,
+					     "%s is a symbolic link of uid %u",
+					     done, (unsigned)sb.st_uid);
+			else if (n <= 0 || ++links > MAX_LINKS)
+				rc = nl_errf(why, len, -ELOOP,
+					     "%s: too many links", done);
+			if (rc)
+				break;
+			target[n] = 0;
+			*p = saved;
+			char tail[PATH_MAX + 1];
+			snprintf(tail, sizeof(tail), "%s", p);
+			if (snprintf(rest, sizeof(rest), "%s/%s", target,
+				     tail) >= (int)sizeof(rest)) {
+				rc = nl_errf(why, len, -ENAMETOOLONG,
+					     "%s: its link is too long", done);
+				break;
+			}
+			done[dl] = 0;
+			if (target[0] == '/') {
+				close(fd);
+				fd = open("/",
+					  O_PATH | O_DIRECTORY | O_CLOEXEC);
+				done[0] = 0;
+			}
+			p = rest;
+			continue;
+		}
+		if (rc == 0)
+			rc = check(&sb, owner, last, done, why, len);
+		if (rc == 0) {
+			/* The folder checked is the one entered. */
+			int next = openat(fd, comp,
+					  O_PATH | O_DIRECTORY | O_NOFOLLOW |
+						  O_CLOEXEC);
+			struct stat now;
+			if (next < 0 || fstat(next, &now) < 0 ||
+			    now.st_ino != sb.st_ino || now.st_dev != sb.st_dev)
+				rc = nl_errf(why, len, -EAGAIN,
+					     "%s changed while checked", done);
+			close(fd);
+			fd = next;
+		}
+		*p = saved;
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}

@@ -1,0 +1,17 @@
+/*
+ * numalot: a folder root may write in (report_dir, the site log's): every
+ * folder on its path root's or the owner's and writable by nobody else
+ * (a sticky one such as /tmp may stand above it), links followed only
+ * when root made them (docs/slurm.md, "Security").
+ */
+#ifndef NUMALOT_ROOTDIR_H
+#define NUMALOT_ROOTDIR_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Check dir, creating its last folder with mode when missing (mode 0:
+ * never). 0, or a negative errno with why naming the folder at fault. */
+int nl_owned_dir(const char *dir, int mode, uid_t owner, char *why, size_t len);
+
+#endif
