@@ -198,6 +198,9 @@ int nl_site_parse(struct nl_site *s, int ac, char **av,
 		if (rc == 0)
 			continue;
 		bad++;
+		if (rc == -1 &&
+		    (!strcmp(key, "allow") || !strcmp(key, "force")))
+			s->closed = 1;
 		if (rc == -2)
 			snprintf(msg, sizeof(msg),
 				 "numalot: invalid option \"%.500s\" in "
@@ -210,8 +213,12 @@ int nl_site_parse(struct nl_site *s, int ac, char **av,
 		else
 			snprintf(msg, sizeof(msg),
 				 "numalot: invalid value in \"%.500s\" in "
-				 "plugstack.conf (%s); the default stays",
-				 av[i], valid_values(key));
+				 "plugstack.conf (%s); %s",
+				 av[i], valid_values(key),
+				 rc == -1 && (!strcmp(key, "allow") ||
+					      !strcmp(key, "force"))
+					 ? "numalot fails closed"
+					 : "the default stays");
 		if (complain)
 			complain(msg);
 	}
@@ -230,6 +237,16 @@ int nl_site_parse(struct nl_site *s, int ac, char **av,
 				 "max_period]; using min_period");
 		s->period_s = s->min_period_s;
 	}
+	if (s->closed) {
+		/* What the site meant to allow is not known: nothing. */
+		if (complain)
+			complain("numalot: allow= or force= is invalid: every "
+				 "--numalot but off is refused until "
+				 "plugstack.conf is fixed");
+		s->allow = 1u << NL_CHOICE_OFF;
+		s->force = -1;
+		s->default_choice = NL_CHOICE_OFF;
+	}
 	if (!(s->allow & (1u << s->default_choice))) {
 		bad++;
 		if (complain)
@@ -237,7 +254,20 @@ int nl_site_parse(struct nl_site *s, int ac, char **av,
 				 "default is off");
 		s->default_choice = NL_CHOICE_OFF;
 	}
+	s->bad_args = bad;
 	return bad;
+}
+
+void nl_site_misconfigured(const struct nl_site *s, char *buf, size_t len)
+{
+	if (!s->bad_args)
+		snprintf(buf, len, "%s", "");
+	else
+		snprintf(buf, len,
+			 "numalot: numalot is misconfigured on this cluster "
+			 "(plugstack.conf; slurmd's log says how)%s",
+			 s->closed ? ": only --numalot=off until it is fixed"
+				   : "");
 }
 
 void nl_site_allowed_list(const struct nl_site *s, char *buf, size_t len)
@@ -264,6 +294,10 @@ int nl_site_check_choice(const struct nl_site *s, const char *value,
 			 "numalot: invalid --numalot value \"%.64s\" (valid: "
 			 "%s; --numalot=help says more)",
 			 value ? value : "", list);
+		return -1;
+	}
+	if (!(s->allow & (1u << *out)) && s->closed) {
+		nl_site_misconfigured(s, msg, len);
 		return -1;
 	}
 	if (!(s->allow & (1u << *out))) {

@@ -45,6 +45,8 @@ struct nl_site {
 			       (default free: anywhere in its allocation) */
 	enum nl_user_reports user_reports; /* user_reports= (request) */
 	char site_log[512]; /* site_log= a JSON line per step, "" none */
+	int bad_args;	    /* arguments nl_site_parse refused */
+	int closed; /* a bad allow= or force=: every policy but off refused */
 };
 
 void nl_site_default(struct nl_site *s, const char *agent_path);
@@ -52,10 +54,15 @@ void nl_site_default(struct nl_site *s, const char *agent_path);
 /*
  * Apply the plugstack.conf arguments ("key=value"). A bad argument is
  * reported through complain (one message naming it) and skipped: the
- * rest still apply. Returns how many were bad.
+ * rest still apply, but a bad allow= or force= fails closed (closed: only
+ * off). Returns how many were bad (also in bad_args).
  */
 int nl_site_parse(struct nl_site *s, int ac, char **av,
 		  void (*complain)(const char *msg));
+
+/* The one line a user sees when the site's arguments are bad (buf ""
+ * when they are not). */
+void nl_site_misconfigured(const struct nl_site *s, char *buf, size_t len);
 
 /* "imar2, lbma, monitor, off" limited to what allow permits. */
 void nl_site_allowed_list(const struct nl_site *s, char *buf, size_t len);

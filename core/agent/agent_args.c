@@ -83,6 +83,12 @@ static int set_allow(FILE *err, const char *v, unsigned *allow)
 			return -1;
 		*allow |= 1u << k;
 	}
+	/* 0 would allow every policy: an empty list fails closed. */
+	if (!*allow) {
+		fprintf(err, "numalotd: --allow wants at least one of imar2, "
+			     "lbma, monitor\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -130,6 +136,13 @@ int nl_agent_args(struct nl_agent_config *c, int argc, char **argv, FILE *out,
 			break;
 		case 'r':
 			c->report_dir = optarg;
+			if (optarg[0] != '/') {
+				fprintf(err,
+					"numalotd: --report-dir wants an "
+					"absolute path, not \"%s\"\n",
+					optarg);
+				rc = -1;
+			}
 			break;
 		case 'c':
 			if (nl_backend_from_name(optarg, &c->backend) < 0) {
@@ -216,6 +229,13 @@ int nl_agent_args(struct nl_agent_config *c, int argc, char **argv, FILE *out,
 		default:
 			rc = -1;
 		}
+	}
+	if (rc == 0 && c->min_period_s > c->max_period_s) {
+		fprintf(err,
+			"numalotd: --min-period (%g s) is above --max-period "
+			"(%g s)\n",
+			c->min_period_s, c->max_period_s);
+		rc = -1;
 	}
 	if (rc == 0 && optind < argc) {
 		fprintf(err, "numalotd: takes no operand (got \"%s\")\n",

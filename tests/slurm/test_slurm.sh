@@ -246,7 +246,20 @@ check "(h) ...with a clear message" grep -q 'policy "lbma" is not allowed on thi
 plugstack bogus_key=1 period=abc
 srun -Q -n1 true >h3.out 2>&1
 check "(h) a bad plugstack argument does not stop jobs" test $? -eq 0
-check "(h) ...and is logged by name" grep -q 'invalid option "bogus_key=1"' h3.out log/slurmd.log
+check "(h) ...and is logged by name in slurmd's log" grep -q 'invalid option "bogus_key=1"' log/slurmd.log
+check "(h) ...while srun says one line" \
+	test "$(grep -c 'numalot: ' h3.out) $(grep -c 'numalot is misconfigured on this cluster' h3.out)" = "1 1"
+# (h2) A typo in allow= or force= fails closed: every policy but off is
+# refused, in one line for the user (issue 23, finding 8).
+plugstack allow=monitor,imar3 force=monitr
+srun -Q -n1 --numalot=lbma touch "$T/h4.ran" >h4.out 2>&1
+check "(h2) a typo in allow=/force=: --numalot=lbma is refused" test $? -ne 0 -a ! -e "$T/h4.ran"
+check "(h2) ...in one line saying numalot is misconfigured" \
+	test "$(grep -c 'numalot: ' h4.out) $(grep -c 'misconfigured on this cluster.*only --numalot=off' h4.out)" = "1 1"
+srun -Q -n1 --numalot=off true >h6.out 2>&1
+check "(h2) ...--numalot=off still runs" test $? -eq 0
+check "(h2) slurmd's log names the bad arguments" \
+	grep -q 'invalid value in "allow=monitor,imar3".*invalid value in "force=monitr"' log/slurmd.log
 
 # (i) issue 14 case 6: the agent stopped (SIGTERM) mid-step hands the
 # step's report to its user and the site; the plugin never replaces a

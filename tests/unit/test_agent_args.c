@@ -95,6 +95,13 @@ static void bad_input_is_named(void **state)
 		{"numalotd --nice=high", "\"high\""},
 		{"numalotd extra", "takes no operand (got \"extra\")"},
 		{"numalotd -x", "\"-x\""},
+		/* Site policy that would fail open is refused. */
+		{"numalotd --allow=", "--allow wants at least one"},
+		{"numalotd --allow=,", "--allow wants at least one"},
+		{"numalotd --min-period=5 --max-period=2",
+		 "--min-period (5 s) is above --max-period (2 s)"},
+		{"numalotd --report-dir=site/reports",
+		 "--report-dir wants an absolute path, not \"site/reports\""},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		assert_int_equal(parse(&c, cases[i][0]), 2);

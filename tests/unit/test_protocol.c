@@ -179,15 +179,19 @@ static void plugstack(void **state)
 	nl_site_default(&s, "/usr/sbin/numalotd");
 	complaints = 0;
 	assert_int_equal(nl_site_parse(&s, 6, bad, complain), 5);
-	assert_int_equal(complaints, 5);
-	assert_int_equal(s.default_choice, NL_CHOICE_LBMA);
+	/* ...but a bad allow= fails closed, and says so. */
+	assert_int_equal(complaints, 6);
+	assert_true(s.closed);
+	assert_int_equal(s.default_choice, NL_CHOICE_OFF);
+	assert_int_equal(s.allow, 1u << NL_CHOICE_OFF);
 	assert_true(s.period_s == 1.0);
-	assert_non_null(strstr(last, "noequals"));
+	assert_non_null(strstr(last, "every --numalot but off is refused"));
 
 	/* Users' values. */
 	char msg[256];
 	enum nl_choice c;
 	double p;
+	nl_site_default(&s, "/usr/sbin/numalotd");
 	nl_site_parse(&s, 12, good, complain);
 	assert_int_equal(nl_site_check_choice(&s, "imar2", &c, msg, 256), 0);
 	assert_int_equal(nl_site_check_choice(&s, "bogus", &c, msg, 256), -1);
@@ -197,6 +201,46 @@ static void plugstack(void **state)
 	assert_int_equal(nl_site_check_period(&s, "1", &p, msg, 256), 0);
 	assert_int_equal(nl_site_check_period(&s, "0.1", &p, msg, 256), -1);
 	assert_non_null(strstr(msg, "0.2 to 5"));
+}
+
+/* A typo in allow= or force= fails closed: only off, said in one line
+ * for users; other bad values keep their defaults and leave it open. */
+static void plugstack_typo_fails_closed(void **state)
+{
+	(void)state;
+	struct nl_site s;
+	char msg[300];
+	enum nl_choice c;
+	char *typo[] = {"allow=monitor,imar3", "force=monitr"};
+	char *force_typo[] = {"default=monitor", "force=monitr"};
+	char *other[] = {"period=fast"};
+
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	assert_int_equal(nl_site_parse(&s, 2, typo, NULL), 2);
+	assert_true(s.closed);
+	assert_int_equal(nl_site_check_choice(&s, "lbma", &c, msg, 300), -1);
+	assert_non_null(strstr(msg, "misconfigured on this cluster"));
+	assert_non_null(strstr(msg, "only --numalot=off"));
+	assert_int_equal(nl_site_check_choice(&s, "monitor", &c, msg, 300), -1);
+	assert_int_equal(nl_site_check_choice(&s, "off", &c, msg, 300), 0);
+	nl_site_misconfigured(&s, msg, sizeof(msg));
+	assert_non_null(strstr(msg, "only --numalot=off"));
+
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	assert_int_equal(nl_site_parse(&s, 2, force_typo, NULL), 1);
+	assert_true(s.closed);
+	assert_int_equal(s.default_choice, NL_CHOICE_OFF);
+	assert_int_equal(s.force, -1);
+
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	nl_site_misconfigured(&s, msg, sizeof(msg));
+	assert_string_equal(msg, "");
+	assert_int_equal(nl_site_parse(&s, 1, other, NULL), 1);
+	assert_false(s.closed);
+	assert_int_equal(nl_site_check_choice(&s, "lbma", &c, msg, 300), 0);
+	nl_site_misconfigured(&s, msg, sizeof(msg));
+	assert_non_null(strstr(msg, "misconfigured on this cluster"));
+	assert_null(strstr(msg, "only --numalot=off"));
 }
 
 /* Site collection's arguments (docs/slurm.md): user_reports= and
@@ -265,6 +309,7 @@ int main(void)
 		cmocka_unit_test(bad_requests),
 		cmocka_unit_test(framing),
 		cmocka_unit_test(plugstack),
+		cmocka_unit_test(plugstack_typo_fails_closed),
 		cmocka_unit_test(plugstack_collection),
 		cmocka_unit_test(register_node),
 	};
