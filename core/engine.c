@@ -42,6 +42,7 @@ void nl_engine_free(struct nl_engine *e)
 	}
 	free(e->domains);
 	free(e->procs);
+	free(e->pidx.slot);
 	nl_plan_free(&e->plan);
 	free(e->scratch.vt);
 	free(e->scratch.perf);
@@ -86,23 +87,6 @@ int nl_engine_add_domain(struct nl_engine *e, int domain, const char *name,
 	return 0;
 }
 
-int nl_engine_add_process(struct nl_engine *e, int pid, int domain)
-{
-	struct eprocess *p;
-
-	if (!nl_engine_domain(e, domain))
-		return -ENOENT;
-	for (size_t i = 0; i < e->nprocs; i++)
-		if (e->procs[i].pid == pid)
-			return -EEXIST;
-	p = realloc(e->procs, sizeof(*p) * (e->nprocs + 1));
-	if (!p)
-		return -ENOMEM;
-	e->procs = p;
-	e->procs[e->nprocs++] = (struct eprocess){.pid = pid, .domain = domain};
-	return 0;
-}
-
 /*
  * Keep a reading of pid's pages for the report's locality: its first and
  * its last. The engine reads pages only when it needs them anyway (the
@@ -115,11 +99,8 @@ static void note_pages(struct nl_engine *e, int pid, const double *pages)
 {
 	int n = e->m->topo->nnodes;
 	double sum = 0, now = e->m->ops->now(e->m);
-	struct eprocess *p = NULL;
+	struct eprocess *p = nl_engine_proc(e, pid);
 
-	for (size_t i = 0; i < e->nprocs && !p; i++)
-		if (e->procs[i].pid == pid)
-			p = &e->procs[i];
 	for (int k = 0; k < n; k++)
 		sum += pages[k];
 	if (!p || !(sum > 0))
@@ -430,11 +411,11 @@ static int scratch_reserve(struct nl_engine *e, size_t n)
 }
 
 /* pid's memory is bound by its own policy (a page move was refused). */
-static int mem_bound(const struct nl_engine *e, int pid)
+static int mem_bound(struct nl_engine *e, int pid)
 {
-	for (size_t i = 0; i < e->nprocs; i++)
-		if (e->procs[i].pid == pid)
-			return e->procs[i].pg.refused;
+	struct eprocess *p = nl_engine_proc(e, pid);
+	if (p)
+		return p->pg.refused;
 	return 0;
 }
 
@@ -576,6 +557,7 @@ int nl_engine_remove_domain(struct nl_engine *e, int domain)
 		}
 	}
 	e->nprocs = j;
+	e->pidx.stale = 1;
 	nl_policy_state_free(&d->state);
 	free(d->events);
 	*d = e->domains[--e->ndomains];
@@ -613,6 +595,7 @@ int nl_engine_remove_process(struct nl_engine *e, int pid)
 	if (e->m->ops->forget)
 		e->m->ops->forget(e->m, pid);
 	e->procs[k] = e->procs[--e->nprocs];
+	e->pidx.stale = 1;
 	return 0;
 }
 
@@ -625,12 +608,11 @@ int nl_engine_domain_done(struct nl_engine *e, int domain)
 		return -ENOENT;
 	if (e->m->ops->processes(e->m, &p, &n) < 0)
 		return 0;
-	for (size_t k = 0; k < e->nprocs; k++) {
-		if (e->procs[k].domain != domain)
-			continue;
-		for (size_t i = 0; i < n; i++)
-			if (p[i].pid == e->procs[k].pid && p[i].end_s < 0)
-				return 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct eprocess *q =
+			p[i].end_s < 0 ? nl_engine_proc(e, p[i].pid) : NULL;
+		if (q && q->domain == domain)
+			return 0;
 	}
 	return 1;
 }

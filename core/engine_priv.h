@@ -76,6 +76,7 @@ struct edomain {
 	size_t nevents, capevents;
 	unsigned long events_dropped;  /* past NL_MAX_EVENTS */
 	unsigned long threads_dropped; /* ended threads forgotten */
+	unsigned long procs_dropped;   /* ended children forgotten */
 	struct nl_engine_summary sum;
 };
 
@@ -99,6 +100,7 @@ struct epages {
 struct eprocess {
 	int pid;
 	int domain;
+	int adopted; /* a child the machine followed, not a registered one */
 	struct epages pg;
 	/* Its resident pages by node, at the first and the last reading
 	 * that found any (report: locality before and after). */
@@ -124,6 +126,12 @@ struct nl_engine {
 	size_t ndomains;
 	struct eprocess *procs;
 	size_t nprocs;
+	/* procs by pid: slot h holds an index + 1 (0 free); made anew when
+	 * stale (engine_procs.c) */
+	struct {
+		size_t *slot, mask;
+		int stale;
+	} pidx;
 	struct nl_plan plan;
 	double start_s;
 	/* CPU time the engine spent taking new threads in (its own cost,
@@ -157,6 +165,13 @@ struct nl_engine {
  * ended threads are forgotten (their count stays in the summary). */
 #define NL_MAX_EVENTS 20000
 #define NL_MAX_ENDED_THREADS 20000
+/* Ended children a domain keeps (its registered processes stay). */
+#define NL_MAX_ENDED_PROCS 1000
+
+/* The engine's record of pid, or NULL (engine_procs.c). */
+struct eprocess *nl_engine_proc(struct nl_engine *e, int pid);
+/* Forget each domain's oldest ended children past NL_MAX_ENDED_PROCS. */
+void nl_engine_forget_ended_procs(struct nl_engine *e);
 
 struct edomain *nl_engine_domain(struct nl_engine *e, int id);
 /* Journal an event of domain d (engine.c). */

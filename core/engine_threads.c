@@ -10,12 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int domain_of_pid(const struct nl_engine *e, int pid)
+static int domain_of_pid(struct nl_engine *e, int pid)
 {
-	for (size_t i = 0; i < e->nprocs; i++)
-		if (e->procs[i].pid == pid)
-			return e->procs[i].domain;
-	return -1;
+	const struct eprocess *p = nl_engine_proc(e, pid);
+	return p ? p->domain : -1;
 }
 
 static struct ethread *thread_new(struct nl_engine *e,
@@ -84,8 +82,10 @@ static int adopt(struct nl_engine *e, int pid)
 			job = p[i].job;
 	for (size_t i = 0; i < n && job >= 0; i++) {
 		int d = p[i].job == job ? domain_of_pid(e, p[i].pid) : -1;
-		if (d >= 0 && nl_engine_add_process(e, pid, d) == 0)
+		if (d >= 0 && nl_engine_add_process(e, pid, d) == 0) {
+			nl_engine_proc(e, pid)->adopted = 1;
 			return d;
+		}
 	}
 	return -1;
 }
@@ -233,6 +233,7 @@ int nl_engine_refresh_threads(struct nl_engine *e)
 	if (rc < 0)
 		return rc;
 	forget_ended(e);
+	nl_engine_forget_ended_procs(e);
 	return 0;
 }
 
@@ -314,6 +315,7 @@ int nl_engine_refresh_due(struct nl_engine *e, const int *due, size_t ndue,
 	*nfresh = nnew;
 	got = NULL;
 	forget_ended(e);
+	nl_engine_forget_ended_procs(e);
 out:
 	free(pids);
 	free(old);

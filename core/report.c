@@ -89,14 +89,11 @@ struct pidset {
 	size_t n;
 };
 
+/* ps's pids are sorted (nl_engine_report_pids). */
 static int covers(const struct pidset *ps, int pid)
 {
-	if (!ps)
-		return 1;
-	for (size_t i = 0; i < ps->n; i++)
-		if (ps->pids[i] == pid)
-			return 1;
-	return 0;
+	return !ps || bsearch(&pid, ps->pids, ps->n, sizeof(int),
+			      nl_engine_cmp_int) != NULL;
 }
 
 /* What page placement did for one process (docs/report-format.md). */
@@ -203,14 +200,8 @@ static struct json_object *processes_json(struct nl_engine *e, int domain,
 	if (e->m->ops->processes(e->m, &p, &n) < 0)
 		return a;
 	for (size_t i = 0; i < n; i++) {
-		int dom = -1;
-		const struct eprocess *ep = NULL;
-		for (size_t k = 0; k < e->nprocs; k++)
-			if (e->procs[k].pid == p[i].pid) {
-				dom = e->procs[k].domain;
-				ep = &e->procs[k];
-			}
-		if (dom != domain || !covers(ps, p[i].pid))
+		const struct eprocess *ep = nl_engine_proc(e, p[i].pid);
+		if (!ep || ep->domain != domain || !covers(ps, p[i].pid))
 			continue;
 		struct json_object *o = json_object_new_object();
 		json_object_object_add(o, "pid", json_object_new_int(p[i].pid));
@@ -243,17 +234,13 @@ static struct json_object *processes_json(struct nl_engine *e, int domain,
 				: p[i].limit[0] ? p[i].limit
 						: "its threads' CPUs when "
 						  "taken over"));
-		for (size_t k = 0; k < e->nprocs; k++)
-			if (e->procs[k].pid == p[i].pid &&
-			    e->m->ops->move_pages)
-				json_object_object_add(
-					o, "pages",
-					pages_json(
-						&e->procs[k].pg, &p[i],
-						e->m->measured,
-						e->m->backend &&
-							!strcmp(e->m->backend,
-								"model")));
+		if (e->m->ops->move_pages)
+			json_object_object_add(
+				o, "pages",
+				pages_json(&ep->pg, &p[i], e->m->measured,
+					   e->m->backend &&
+						   !strcmp(e->m->backend,
+							   "model")));
 		page_readings_json(o, ep, e->m->topo->nnodes);
 		json_object_array_add(a, o);
 	}
@@ -444,6 +431,9 @@ static struct json_object *build(struct nl_engine *e, int domain,
 		sum, "threads_dropped",
 		json_object_new_int64((int64_t)d->threads_dropped));
 	json_object_object_add(
+		sum, "processes_dropped",
+		json_object_new_int64((int64_t)d->procs_dropped));
+	json_object_object_add(
 		sum, "duration_s",
 		json_object_new_double(e->m->ops->now(e->m) - d->first_s));
 	json_object_object_add(r, "summary", sum);
@@ -458,6 +448,13 @@ struct json_object *nl_engine_report(struct nl_engine *e, int domain)
 struct json_object *nl_engine_report_pids(struct nl_engine *e, int domain,
 					  const int *pids, size_t npids)
 {
-	struct pidset ps = {pids, npids};
-	return build(e, domain, &ps);
+	int *sorted = malloc(sizeof(int) * (npids + 1));
+	if (!sorted)
+		return NULL;
+	memcpy(sorted, pids, sizeof(int) * npids);
+	qsort(sorted, npids, sizeof(int), nl_engine_cmp_int);
+	struct pidset ps = {sorted, npids};
+	struct json_object *r = build(e, domain, &ps);
+	free(sorted);
+	return r;
 }

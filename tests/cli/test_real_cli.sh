@@ -174,6 +174,19 @@ check "--children: so are the children's threads (1 + 3 + 3)" \
 check "without --children only the command itself" \
 	test "$(json "$T/noch.json" "len(r['processes'])")" -eq 1
 
+# 6a. Churn: a command that starts 1,800 short children keeps at most
+# 1,000 ended ones in its report, the oldest forgotten and counted
+# (issue 23: one user's churn must not grow the agent without bound).
+"$N" run --children --policy=monitor --period=0.1 --topology="$TOPO" --report="$T/churn.json" -- \
+	bash -c 'for i in $(seq 60); do for k in $(seq 30); do /bin/sleep 0.15 & done; wait; done'
+check "churn: run succeeds" test $? -eq 0
+check "churn: at most 1,000 ended children and the command are listed" \
+	test "$(json "$T/churn.json" "len(r['processes'])")" -le 1001
+check "churn: the rest are counted as forgotten, with their threads" \
+	test "$(json "$T/churn.json" "r['summary']['processes_dropped'] > 0 and r['summary']['threads_dropped'] >= r['summary']['processes_dropped']")" = True
+check "churn: the command itself is never forgotten" \
+	test "$(json "$T/churn.json" "r['processes'][0]['name']")" = bash
+
 # 6b. A waiting shell is idle: numalot leaves it unpinned, so what it
 # starts later is not born pinned to one CPU.
 "$N" run --policy=lbma --period=0.2 --topology="$TOPO" -- \

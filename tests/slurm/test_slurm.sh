@@ -342,5 +342,27 @@ done
 check "(l) the pre-registered job runs under the forced policy" \
 	test "$(json "$T/nobody/l.json" "r['policy']['name']")" = monitor
 
+# (m) One user's churn (issue 23, finding 2): nobody's step starts 1,800
+# short processes while root's step runs beside it; both reports come
+# back whole, the churn's with at most 1,000 ended children listed and
+# the rest counted.
+plugstack
+mkdir -p "$T/churn" && chmod 777 "$T/churn"
+(cd "$T/churn" && srun -Q --uid=nobody --numalot=monitor --numalot-period=0.1 -n1 \
+	--numalot-report="$T/churn/m1.json" bash -c 'for i in $(seq 60); do for k in $(seq 30); do /bin/sleep 0.15 & done; wait; done' >m1.out 2>&1) &
+mp=$!
+sleep 2
+srun -Q --numalot=monitor --numalot-period=0.2 -n1 --numalot-report="$T/m2.json" \
+	"$W" --threads 2 --seconds 3 >m2.out 2>&1
+check "(m) root's step beside the churn exits 0" test $? -eq 0
+check "(m) ...its report is whole (its process, its periods, no error)" \
+	test "$(json "$T/m2.json" "len(r['processes']) == 1 and r['summary']['periods'] >= 5 and 'error' not in r")" = True
+wait $mp
+check "(m) the churning step exits 0" test $? -eq 0
+check "(m) ...its report came back, bounded: at most 1,000 ended children listed" \
+	test "$(json "$T/churn/m1.json" "'error' not in r and len(r['processes']) <= 1001")" = True
+check "(m) ...the rest counted as forgotten" \
+	test "$(json "$T/churn/m1.json" "r['summary']['processes_dropped']")" -gt 0
+
 [ $fails -eq 0 ] || { echo "agent log:"; tail -20 agent.log; }
 [ $fails -eq 0 ]
