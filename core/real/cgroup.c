@@ -43,18 +43,19 @@ static int read_cpus(const char *path, hwloc_bitmap_t os)
  * allocation (every process is there when nothing allocates CPUs): a
  * process in it has none, and its own binding is its limit.
  */
-static int cpus_of(const char *const *roots, const char *path,
-		   const char *const *files, hwloc_bitmap_t os)
+static int cpus_of(const char *fsroot, const char *const *roots,
+		   const char *path, const char *const *files,
+		   hwloc_bitmap_t os)
 {
-	char p[2048], file[4200];
+	char p[2048], file[5300];
 
 	for (int r = 0; roots[r]; r++) {
 		snprintf(p, sizeof(p), "%s", path[0] == '/' ? path : "/");
 		for (;;) {
 			for (int k = 0; files[k]; k++) {
-				snprintf(file, sizeof(file), "%s%s/%s",
-					 roots[r], strcmp(p, "/") ? p : "",
-					 files[k]);
+				snprintf(file, sizeof(file), "%s%s%s/%s",
+					 fsroot, roots[r],
+					 strcmp(p, "/") ? p : "", files[k]);
 				if (read_cpus(file, os) == 0)
 					return 0;
 			}
@@ -67,17 +68,18 @@ static int cpus_of(const char *const *roots, const char *path,
 	return -1;
 }
 
-int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where, size_t wherelen)
+int nl_cgroup_cpuset_at(const char *fsroot, pid_t pid, hwloc_bitmap_t os,
+			char *where, size_t wherelen)
 {
 	static const char *const v1_files[] = {"cpuset.effective_cpus",
 					       "cpuset.cpus", NULL};
 	static const char *const v2_files[] = {"cpuset.cpus.effective", NULL};
-	char path[64], *line = NULL, v2[2048] = "";
+	char path[1100], *line = NULL, v2[2048] = "";
 	size_t cap = 0;
 	FILE *f;
 	int rc = -ENOENT;
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	snprintf(path, sizeof(path), "%s/proc/%d/cgroup", fsroot, (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -95,7 +97,7 @@ int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where, size_t wherelen)
 		/* v1: the line whose controllers include cpuset. */
 		for (char *tok = strtok(ctl, ","); tok; tok = strtok(NULL, ","))
 			if (!strcmp(tok, "cpuset") && strcmp(cg, "/") &&
-			    cpus_of(v1_roots, cg, v1_files, os) == 0) {
+			    cpus_of(fsroot, v1_roots, cg, v1_files, os) == 0) {
 				snprintf(where, wherelen, "cgroup v1 cpuset %s",
 					 cg);
 				rc = 0;
@@ -104,9 +106,14 @@ int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where, size_t wherelen)
 	free(line);
 	fclose(f);
 	if (rc != 0 && v2[0] && strcmp(v2, "/") &&
-	    cpus_of(v2_roots, v2, v2_files, os) == 0) {
+	    cpus_of(fsroot, v2_roots, v2, v2_files, os) == 0) {
 		snprintf(where, wherelen, "cgroup v2 cpuset %s", v2);
 		rc = 0;
 	}
 	return rc;
+}
+
+int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where, size_t wherelen)
+{
+	return nl_cgroup_cpuset_at("", pid, os, where, wherelen);
 }

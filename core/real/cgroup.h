@@ -15,4 +15,9 @@
 int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where,
 		     size_t wherelen);
 
+/* The same with /proc and /sys under fsroot ("" on a live system; a
+ * test's tree). */
+int nl_cgroup_cpuset_at(const char *fsroot, pid_t pid, hwloc_bitmap_t os,
+			char *where, size_t wherelen);
+
 #endif
