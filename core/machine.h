@@ -36,8 +36,9 @@ struct nl_process_info {
 	 * (name "" until then) */
 	int pending;
 	/* where numalot may place its threads: "cgroup v2 cpuset /...",
-	 * "the scenario's cpus", ... (docs/algorithms.md) */
-	char limit[96];
+	 * "the scenario's cpus", ... (docs/algorithms.md); a v2 task's
+	 * cgroup below a node's slurmstepd scope may pass 100 characters */
+	char limit[192];
 	/* Hot pages from sampled data addresses (the real node, where PEBS
 	 * or IBS samples loads): what sampled them ("" none), the pages
 	 * held, the samples taken, and the bytes page moves took hottest

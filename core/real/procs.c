@@ -170,9 +170,9 @@ static int exe_id(pid_t pid, dev_t *dev, ino_t *ino)
 
 /*
  * Take the process over now. Its limit is its allocation, the cpuset of
- * its cgroup; its CPUs as they are (a binding inside it) are where its
- * threads start. Without a readable cpuset, or a binding outside it, the
- * binding is the limit.
+ * its Slurm job's or step's cgroup; its CPUs as they are (a binding inside
+ * it) are where its threads start. In no job's cgroup, without a readable
+ * cpuset, or with a binding outside it, the binding is the limit.
  */
 static int take_over(struct real *r, struct rproc *p)
 {
@@ -186,7 +186,8 @@ static int take_over(struct real *r, struct rproc *p)
 	    !hwloc_bitmap_isincluded(p->orig_os, p->alloc_os)) {
 		hwloc_bitmap_copy(p->alloc_os, p->orig_os);
 		snprintf(p->info.limit, sizeof(p->info.limit),
-			 "its own CPU binding (no cgroup allocates its CPUs)");
+			 "its own CPU binding (no job's cgroup allocates its "
+			 "CPUs)");
 	}
 	p->pending = 0;
 	p->info.pending = 0;

@@ -51,7 +51,7 @@ struct rproc {
 	dev_t exe_dev;		  /* what it ran when registered */
 	ino_t exe_ino;
 	hwloc_bitmap_t orig_os;	  /* the process's CPUs when taken over */
-	hwloc_bitmap_t alloc_os;  /* its allocation: its cgroup's cpuset */
+	hwloc_bitmap_t alloc_os;  /* its allocation: its job's cpuset */
 	hwloc_bitmap_t pinned_os; /* CPUs numalot bound its threads to */
 	double pages_t;
 	double pages[NL_MAX_NODES];

@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
 # Where numalot may put a thread on a real node (docs/algorithms.md): a
 # task's own binding (taskset, numactl, --cpu-bind) is only where it
-# starts; the limit is its allocation, the cpuset of its cgroup (a cgroup
-# of its own: the root cgroup allocates nothing, and there the binding is
-# the limit); with --keep-bindings the binding is the limit. Watched from
-# outside through /proc/PID/task/*/status. On this one-node machine the
-# two CPUs are described as two nodes; the workload's pages are on node 0
-# (CPU 0). Needs cgroup v1's cpuset (as here) and root.
+# starts; the limit is its allocation, the cpuset of its Slurm job's or
+# step's cgroup (named job_N/step_N as Slurm names them; any other cgroup,
+# such as slurmd's service or the root, allocates nothing, and there the
+# binding is the limit: issue 23, finding 3); with --keep-bindings the
+# binding is the limit. Watched from outside through
+# /proc/PID/task/*/status. On this one-node machine the two CPUs are
+# described as two nodes; the workload's pages are on node 0 (CPU 0).
+# Needs cgroup v1's cpuset (as here) and root; cgroup v2 is covered in the
+# guest (tests/guest/numa_cases.sh).
 set -u
 N=${NUMALOT:-build/numalot}
 W=${WORKLOAD:-build/numalot-workload}
 T=$(mktemp -d)
-CG=/sys/fs/cgroup/cpuset/numalot-test.$$
-ALLOC=/sys/fs/cgroup/cpuset/numalot-alloc.$$
-trap 'echo $$ >/sys/fs/cgroup/cpuset/tasks 2>/dev/null
-	rmdir "$CG" "$ALLOC" 2>/dev/null; rm -rf "$T"' EXIT
+V1=/sys/fs/cgroup/cpuset
+TOP=$V1/numalot-test.$$
+ALLOC=$TOP/job_1/step_0
+CG=$TOP/job_2/step_0
+SVC=$TOP/slurmd.service
+trap 'echo $$ >$V1/tasks 2>/dev/null
+	rmdir "$ALLOC" "$CG" "$TOP"/job_[12] "$SVC" "$TOP" 2>/dev/null
+	rm -rf "$T"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 if [ "$(nproc)" -lt 2 ]; then
@@ -45,25 +52,31 @@ watched_run() {
 	wait $np
 }
 prog=("$W" --threads 1 --seconds 2.5 --mode memory --mem-mb 32)
-# cgroup DIR CPUS: a cpuset cgroup; this shell and what it starts go in.
-cgroup() {
+# cgroup DIR CPUS: a cpuset cgroup (and its parents, on all CPUs); this
+# shell and what it starts go in.
+mkcg() {
+	[ -d "$1" ] && return 0
 	mkdir "$1" 2>/dev/null && echo "$2" >"$1/cpuset.cpus" &&
-		cat /sys/fs/cgroup/cpuset/cpuset.mems >"$1/cpuset.mems" &&
+		cat $V1/cpuset.mems >"$1/cpuset.mems"
+}
+cgroup() {
+	mkcg "$TOP" 0-1 && mkcg "$(dirname "$1")" 0-1 && mkcg "$1" "$2" &&
 		echo $$ >"$1/tasks"
 }
 if ! cgroup "$ALLOC" 0-1; then
-	echo "skip: bindings: cannot make a cpuset cgroup here (cgroup v1 cpuset at /sys/fs/cgroup/cpuset, as root)"
+	echo "skip: bindings: cannot make a cpuset cgroup here (cgroup v1 cpuset at $V1, as root; cgroup v2: make guest-check)"
 	exit 0
 fi
 
-# 1. Bound to CPU 1 (node 1), its data on node 0: numalot takes it to
-#    CPU 0, outside the binding, inside the allocation.
+# 1. In a step's cgroup, bound to CPU 1 (node 1), its data on node 0:
+#    numalot takes it to CPU 0, outside the binding, inside the
+#    allocation.
 watched_run "$T/free" "$T/free.json" -- taskset -c 1 "${prog[@]}"
 check "binding: run succeeded" test $? -eq 0
 check "binding: a thread was moved outside its binding to CPU 0 (seen in /proc)" \
 	grep -qx 0 "$T/free"
 check "binding: the report names the allocation as the limit" \
-	grep -q "\"placement_limit\": \"cgroup v1 cpuset /numalot-alloc.$$" "$T/free.json"
+	grep -q "\"placement_limit\": \"cgroup v1 cpuset /numalot-test.$$/job_1/step_0\"" "$T/free.json"
 
 # 2. --keep-bindings: never outside CPU 1.
 watched_run "$T/keep" "$T/keep.json" --keep-bindings -- taskset -c 1 "${prog[@]}"
@@ -74,7 +87,8 @@ check "--keep-bindings: no thread ever left CPU 1 (seen in /proc)" \
 check "--keep-bindings: the report says so" \
 	grep -q "keep_bindings=1" "$T/keep.json"
 
-# 3. A cgroup whose cpuset is CPU 1 only: never outside it, binding or not.
+# 3. A step's cgroup whose cpuset is CPU 1 only: never outside it, binding
+# or not.
 # numalot and its command are both in the cgroup before the take-over, as
 # Slurm's task/cgroup places a task before it runs.
 if cgroup "$CG" 1; then
@@ -84,11 +98,29 @@ if cgroup "$CG" 1; then
 	check "cgroup: no thread ever left its cgroup's CPU 1 (seen in /proc)" \
 		test "$(grep -cvx 1 "$T/cg")" -eq 0
 	check "cgroup: the report names the cgroup" \
-		grep -q "numalot-test.$$" "$T/cg.json"
+		grep -q "\"placement_limit\": \"cgroup v1 cpuset /numalot-test.$$/job_2/step_0\"" "$T/cg.json"
 fi
-# 4. In the root cgroup nothing allocates CPUs: the binding (set before
+# 4. A cgroup that is no job's, as slurmd's service is to a task started
+#    without task/cgroup, on every CPU: not an allocation. The task's
+#    binding (CPU 1) is its limit, though case 1 shows numalot would take
+#    it to CPU 0 if it might (the issue: moved to CPU 0, "cgroup v1 cpuset
+#    .../slurmd.service"). Bound before numalot takes it over, as in 5
+#    (`run` takes its command over at its exec: taskset's, before it
+#    binds).
+if cgroup "$SVC" 0-1; then
+	N="taskset -c 1 $N" watched_run "$T/svc" "$T/svc.json" -- "${prog[@]}"
+	check "service cgroup: run succeeded" test $? -eq 0
+	check "service cgroup: affinities watched" test -s "$T/svc"
+	check "service cgroup: no thread ever left its binding, CPU 1 (seen in /proc)" \
+		test "$(grep -cvx 1 "$T/svc")" -eq 0
+	check "service cgroup: the report says the binding was the limit, not the cgroup" \
+		grep -q '"placement_limit": "its own CPU binding' "$T/svc.json"
+else
+	bad "service cgroup: made $SVC"
+fi
+# 5. In the root cgroup nothing allocates CPUs: the binding (set before
 #    numalot takes the program over) is the limit.
-echo $$ >/sys/fs/cgroup/cpuset/tasks
+echo $$ >$V1/tasks
 N="taskset -c 1 $N" watched_run "$T/root" "$T/root.json" -- "${prog[@]}"
 check "root cgroup: no thread ever left its binding (seen in /proc)" \
 	test "$(grep -cvx 1 "$T/root")" -eq 0

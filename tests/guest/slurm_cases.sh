@@ -105,6 +105,12 @@ check "report: both tasks, each with its 2 threads and main" \
 	test "${procs:-0} ${threads:-0}" = "2 6"
 check "report: each task's threads stayed on its node, the tasks on two (${nodes_of:-none})" \
 	test "$nodes_of" = "0 1"
+# task/cgroup on v2: each task's limit is its step's cgroup (Slurm's
+# .../job_J/step_0/user/task_T), not slurmstepd's scope nor its binding.
+limits=$(json "${report:-/dev/null}" "' '.join(sorted({p['placement_limit'] for p in r['processes']}))" 2>/dev/null)
+in_step=$(json "${report:-/dev/null}" "all(__import__('re').match(r'cgroup v2 cpuset /system.slice/[^/]*slurmstepd.scope/job_[0-9]+/step_0(/|\$)', \
+	p['placement_limit']) for p in r['processes']) and len(r['processes']) == 2" 2>/dev/null)
+check "report: each task's limit is its step's cgroup ($limits)" test "$in_step" = True
 
 # When every job has ended, Slurm has removed their cgroups (an agent left
 # in one keeps it alive).

@@ -78,6 +78,10 @@ check "the agent is in no job cgroup ($(tr '\n' ' ' </proc/"${agent:-0}"/cgroup 
 	test "${in_job:-1}" -eq 0
 check "the agent says where it went" grep -q "left the job's cgroups it was started in: .*freezer /slurm" agent.log
 check "job 1's report" test -s j1.json
+# task/cgroup on v1: the task's limit is its step's cpuset cgroup, as
+# Slurm names it (docs/slurm.md, "A task's allocation").
+check "job 1's task's limit is its step's cgroup ($(grep -o '"placement_limit": "[^"]*' j1.json))" \
+	grep -qE '"placement_limit": "cgroup v1 cpuset /slurm[^/]*/uid_[0-9]+/job_[0-9]+/step_0"' j1.json
 sleep 0.5
 check "the agent outlives job 1" kill -0 "${agent:-0}"
 acpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/"${agent:-0}"/status 2>/dev/null)
