@@ -50,6 +50,15 @@ scenario "numa:65 core:1 pu:1" 0
 limited "more than 64 NUMA nodes is refused" "NUMA nodes" sim "$T/s.json"
 scenario "xml:/dev/zero" 0
 limited "an XML topology that is not a regular file is refused" "regular file" sim "$T/s.json"
+# Scenarios are read through the same checked reader (issue 23, 6).
+mkfifo "$T/fifo-s.json"
+limited "sim of a FIFO is refused at once" \
+	"fifo-s.json: not a regular file (a FIFO)" sim "$T/fifo-s.json"
+limited "bench of a FIFO is refused at once" \
+	"fifo-s.json: not a regular file (a FIFO)" bench --seeds=1 "$T/fifo-s.json"
+mkdir "$T/set" && mkfifo "$T/set/fifo.json"
+limited "bench of a folder holding a FIFO is refused at once" \
+	"set/fifo.json: not a regular file (a FIFO)" bench --seeds=1 "$T/set"
 scenario "numa:2 core:2 pu:1" - 1e9
 limited "start_s far away is refused" "processes[0].start_s" sim "$T/s.json"
 scenario "numa:2 core:2 pu:1" - - 999 1000
