@@ -50,6 +50,9 @@ scenario "numa:65 core:1 pu:1" 0
 limited "more than 64 NUMA nodes is refused" "NUMA nodes" sim "$T/s.json"
 scenario "xml:/dev/zero" 0
 limited "an XML topology that is not a regular file is refused" "regular file" sim "$T/s.json"
+mkfifo "$T/fifo.xml"
+scenario "xml:$T/fifo.xml" 0
+limited "an XML topology that is a FIFO is refused at once" "fifo.xml\": not a regular file (a FIFO)" sim "$T/s.json"
 # Scenarios are read through the same checked reader (issue 23, 6).
 mkfifo "$T/fifo-s.json"
 limited "sim of a FIFO is refused at once" \
