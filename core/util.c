@@ -111,6 +111,58 @@ int nl_read_file(const char *path, size_t max, char **text, size_t *len,
 	return 0;
 }
 
+size_t nl_utf8_char(const char *s, size_t left)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (left == 0)
+		return 0;
+	if (u[0] < 0x80)
+		return 1;
+	if (u[0] >= 0xc2 && u[0] <= 0xdf)
+		n = 2;
+	else if (u[0] >= 0xe0 && u[0] <= 0xef)
+		n = 3;
+	else if (u[0] >= 0xf0 && u[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	/* RFC 3629: no overlong form, surrogate or code point past 10FFFF. */
+	if (u[0] == 0xe0)
+		lo = 0xa0;
+	else if (u[0] == 0xed)
+		hi = 0x9f;
+	else if (u[0] == 0xf0)
+		lo = 0x90;
+	else if (u[0] == 0xf4)
+		hi = 0x8f;
+	if (left < n || u[1] < lo || u[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if ((u[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+size_t nl_utf8_scrub(char *s)
+{
+	size_t bad = 0, left = strlen(s);
+
+	while (left) {
+		size_t n = nl_utf8_char(s, left);
+		if (n == 0) {
+			*s = '?';
+			n = 1;
+			bad++;
+		}
+		s += n;
+		left -= n;
+	}
+	return bad;
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);

@@ -30,6 +30,14 @@ const char *nl_names_join(const char *const *names, size_t n, int sorted,
 int nl_read_file(const char *path, size_t max, char **text, size_t *len,
 		 char *err, size_t errlen);
 
+/* Bytes of the valid UTF-8 character at s (of at most left bytes), or 0
+ * (a stray, overlong, surrogate or cut sequence). */
+size_t nl_utf8_char(const char *s, size_t left);
+
+/* Each byte of s that is not part of valid UTF-8 becomes '?', so that
+ * JSON text made of any bytes is valid JSON. Returns how many. */
+size_t nl_utf8_scrub(char *s);
+
 /* CLOCK_MONOTONIC in seconds. */
 double nl_mono_s(void);
 /* The calling thread's CPU time in seconds (numalot's own cost). */

@@ -200,6 +200,9 @@ int nl_proto_decode(const char *body, size_t len, struct nl_request *req,
 	tok = json_tokener_new_ex(16);
 	if (!tok)
 		return -ENOMEM;
+	/* Invalid UTF-8 is refused, never decoded into a field (and echoed
+	 * in a message). */
+	json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, body, (int)len);
 	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
 	    json_tokener_get_parse_end(tok) != len) {

@@ -15,6 +15,7 @@
 
 #include "protocol.h"
 #include "site.h"
+#include "util.h"
 
 static int decode(const char *text, struct nl_request *q, char *err)
 {
@@ -127,6 +128,38 @@ static void framing(void **state)
 	char *reply;
 	assert_true(nl_proto_call("/nonexistent/sock", "{}", &reply, 100, 0) <
 		    0);
+}
+
+/* What a reply is scrubbed with: each byte of an invalid UTF-8 sequence
+ * becomes '?', valid characters of 1 to 4 bytes stay. */
+static void utf8(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{"plain", "plain"},
+		{"\xc3\xa9t\xc3\xa9", "\xc3\xa9t\xc3\xa9"},
+		{"\xe2\x82\xac \xf0\x9f\x98\x80",
+		 "\xe2\x82\xac \xf0\x9f\x98\x80"},
+		{"\xff\xfe", "??"},
+		{"cut \xc3", "cut ?"},
+		{"\xc0\x80 overlong", "?? overlong"},
+		{"\xed\xa0\x80 surrogate", "??? surrogate"},
+		{"\xf4\x90\x80\x80 past", "???? past"},
+		{"\xe2\x82x", "??x"},
+	};
+	char buf[64];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", cases[i].in);
+		nl_utf8_scrub(buf);
+		if (strcmp(buf, cases[i].out))
+			fail_msg("case %zu: \"%s\", not \"%s\"", i, buf,
+				 cases[i].out);
+	}
+	/* Never past the length given. */
+	assert_int_equal(nl_utf8_char("\xc3\xa9", 1), 0);
+	assert_int_equal(nl_utf8_char("\xc3\xa9", 2), 2);
 }
 
 static int complaints;
@@ -264,6 +297,7 @@ int main(void)
 		cmocka_unit_test(good_requests),
 		cmocka_unit_test(bad_requests),
 		cmocka_unit_test(framing),
+		cmocka_unit_test(utf8),
 		cmocka_unit_test(plugstack),
 		cmocka_unit_test(plugstack_collection),
 		cmocka_unit_test(register_node),
