@@ -29,6 +29,13 @@ static void good_requests(void **state)
 	char err[256];
 	assert_int_equal(decode("{\"v\":1,\"op\":\"hello\"}", &q, err), 0);
 	assert_int_equal(q.op, NL_OP_HELLO);
+	/* Strict JSON is all of JSON: its numbers, escapes and spaces. */
+	assert_int_equal(
+		decode("\t{ \"v\" : 1 ,\r\n\"op\":\"hel\\u006co\", "
+		       "\"x\": [0, -0, 1.5e-3, 2E+2, -7.25, \"a\\\"'b\"]}\n",
+		       &q, err),
+		0);
+	assert_int_equal(q.op, NL_OP_HELLO);
 	assert_int_equal(
 		decode("{\"v\":1,\"op\":\"register\",\"job\":7,\"step\":"
 		       "4294967291,\"uid\":1000,\"pid\":4242,\"policy\":"
@@ -63,6 +70,32 @@ static void bad_requests(void **state)
 		{"", "not one JSON value"},
 		{"[1,2]", "must be a JSON object"},
 		{"{\"v\":1,\"op\":\"hello\"} trailing", "not one JSON value"},
+		/* Strict JSON only (issue 23, 7): json-c 0.16's strict mode
+		 * takes single-quoted names, NaN, Infinity and raw control
+		 * characters; the rest are named more clearly than it does. */
+		{"{'v':1,'op':'hello'}", "a single quote"},
+		{"{\"v\":1,'op':\"hello\"}", "(byte 7: a single quote"},
+		{"{\"v\":1,\"op\":'hello'}", "a single quote"},
+		{"{\"v\":1,\"op\":\"hello\"/* c */}", "(byte 19: a comment)"},
+		{"// c\n{\"v\":1,\"op\":\"hello\"}", "(byte 0: a comment)"},
+		{"{\"v\":1,\"op\":\"hello\",}", "(byte 19: a trailing comma)"},
+		{"{\"v\":1,\"op\":\"hello\",\"x\":[1, ]}", "a trailing comma"},
+		{"{\"v\":1,\"op\":\"hello\",\"x\":NaN}", "NaN or Infinity"},
+		{"{\"v\":1,\"op\":\"hello\",\"x\":-Infinity}",
+		 "NaN or Infinity"},
+		{"{\"v\":1,\"op\":\"hel\tlo\"}", "a control character"},
+		{"{\"v\":1,\"op\":\"hello\",\"x\":01}", "a malformed number"},
+		{"{\"v\":1,\"op\":\"hello\",\"x\":1.}", "a malformed number"},
+		{"{\"v\":1,\"op\":\"hello\",\"x\":-.5}", "a malformed number"},
+		{"{\"v\":1,\"op\":\"hello\",\"x\":1.e5}", "a malformed number"},
+		{"{\"v\":1,\"op\":\"hello\",\"x\":[-01]}",
+		 "a malformed number"},
+		{"{\"v\":1,\"op\":\"hello\",\"x\":1e}", "a malformed number"},
+		{"{\"v\":1,\"op\":\"hello\",\"x\":-}", "a malformed number"},
+		{"{\"v\":1,\"op\":\"hello\",\"x\":TRUE}", "boolean expected"},
+		{"{\"v\":1,\"op\":\"\xff\"}",
+		 "(byte 13: invalid utf-8 string)"},
+		{"{\"v\":1,\"op\":\"hello\"", "it ends too soon"},
 		{"{\"op\":\"hello\"}", "\"v\" is missing"},
 		{"{\"v\":1}", "\"op\" is missing"},
 		{"{\"v\":1,\"op\":\"explode\"}", "unknown op \"explode\""},
