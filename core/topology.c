@@ -3,12 +3,9 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "sample.h"
 #include "util.h"
@@ -26,22 +23,26 @@ static int ends_with(const char *s, const char *suffix)
 #define SYNTHETIC_MAX_PUS 16384
 #define CPU_MAX_OS 65535
 
-static int check_xml(const char *path, char *err, size_t errlen)
+/* The XML file read by nl_read_file, then handed to hwloc as a buffer:
+ * hwloc never opens the path itself (a FIFO swapped in cannot hang it). */
+static int set_xml(hwloc_topology_t hw, const char *path, char *err,
+		   size_t errlen)
 {
-	struct stat sb;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return nl_errf(err, errlen, -errno,
+	char *text, why[128];
+	size_t len;
+	int rc = nl_read_file(path, XML_MAX_BYTES, &text, &len, why,
+			      sizeof(why));
+
+	if (rc < 0)
+		return nl_errf(err, errlen, rc,
 			       "topology: cannot read XML file \"%s\": %s",
-			       path, strerror(errno));
-	int bad = fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-		  sb.st_size > XML_MAX_BYTES;
-	close(fd);
-	if (bad)
+			       path, why);
+	/* The size counts the final NUL, as hwloc's own exports do. */
+	rc = hwloc_topology_set_xmlbuffer(hw, text, (int)len + 1);
+	free(text);
+	if (rc < 0)
 		return nl_errf(err, errlen, -EINVAL,
-			       "topology: XML file \"%s\" must be a regular "
-			       "file of at most %d bytes",
-			       path, XML_MAX_BYTES);
+			       "topology: cannot read XML file \"%s\"", path);
 	return 0;
 }
 
@@ -103,15 +104,9 @@ static int set_source(hwloc_topology_t hw, const char *spec, char **source,
 	}
 	if (strncmp(spec, "xml:", 4) == 0 || ends_with(spec, ".xml")) {
 		arg = strncmp(spec, "xml:", 4) == 0 ? spec + 4 : spec;
-		rc = check_xml(arg, err, errlen);
+		rc = set_xml(hw, arg, err, errlen);
 		if (rc < 0)
 			return rc;
-		rc = hwloc_topology_set_xml(hw, arg);
-		if (rc < 0)
-			return nl_errf(
-				err, errlen, -errno ? -errno : -EINVAL,
-				"topology: cannot read XML file \"%s\": %s",
-				arg, strerror(errno));
 		n = strlen(arg) + 5;
 	} else {
 		arg = strncmp(spec, "synthetic:", 10) == 0 ? spec + 10 : spec;

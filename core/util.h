@@ -20,6 +20,24 @@ int nl_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 const char *nl_names_join(const char *const *names, size_t n, int sorted,
 			  char *buf, size_t len);
 
+/*
+ * Read a whole file that must be a regular file of at most max bytes:
+ * opened without blocking (a FIFO cannot hang the caller) and read to its
+ * end, never past max (a device cannot flood it). *text gets a malloc'd,
+ * NUL-terminated copy, *len its length. 0, or -errno with err saying what
+ * is wrong ("not a regular file (a FIFO)"); the caller names the file.
+ */
+int nl_read_file(const char *path, size_t max, char **text, size_t *len,
+		 char *err, size_t errlen);
+
+/* Bytes of the valid UTF-8 character at s (of at most left bytes), or 0
+ * (a stray, overlong, surrogate or cut sequence). */
+size_t nl_utf8_char(const char *s, size_t left);
+
+/* Each byte of s that is not part of valid UTF-8 becomes '?', so that
+ * JSON text made of any bytes is valid JSON. Returns how many. */
+size_t nl_utf8_scrub(char *s);
+
 /* CLOCK_MONOTONIC in seconds. */
 double nl_mono_s(void);
 /* The calling thread's CPU time in seconds (numalot's own cost). */

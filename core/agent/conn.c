@@ -79,6 +79,29 @@ int conn_accept(struct conn_set *cs, int lfd, struct nl_server *s)
 	return 0;
 }
 
+/* The reply to a frame over the limit is sent: read and throw away what
+ * the peer still sends of it (c->drain bytes at most, a bounded number
+ * of reads an event), then close. Closed unread, the peer's sending
+ * would fail (EPIPE, ECONNRESET) before it read its reply. */
+static void discard_some(struct conn_set *cs, struct conn *c)
+{
+	char buf[16384];
+
+	for (int reads = 0; c->drain; reads++) {
+		size_t want = c->drain < sizeof(buf) ? c->drain : sizeof(buf);
+		ssize_t r;
+		if (reads == 16)
+			return; /* more at the next event */
+		r = recv(c->fd, buf, want, 0);
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (r <= 0)
+			break; /* the peer is done, or gone */
+		c->drain -= (size_t)r;
+	}
+	drop(cs, c);
+}
+
 static void write_some(struct conn_set *cs, struct conn *c)
 {
 	while (c->sent < c->outlen) {
@@ -89,6 +112,13 @@ static void write_some(struct conn_set *cs, struct conn *c)
 		if (w <= 0)
 			break;
 		c->sent += (size_t)w;
+	}
+	if (c->sent == c->outlen && c->drain) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+		shutdown(c->fd, SHUT_WR); /* the reply is all there is */
+		epoll_ctl(cs->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
+		discard_some(cs, c);
+		return;
 	}
 	drop(cs, c); /* all sent, or the peer is gone */
 }
@@ -145,6 +175,9 @@ static void read_some(struct conn_set *cs, struct conn *c, struct nl_server *s)
 				       "over the limit",
 				       (int)c->peer.pid, (unsigned)c->peer.uid,
 				       c->need);
+				c->drain = c->need < CONN_DRAIN_MAX
+						   ? c->need
+						   : CONN_DRAIN_MAX;
 				reply(cs, c,
 				      "{\"ok\":false,\"error\":\"bad-request\","
 				      "\"message\":\"request over the size "
@@ -174,8 +207,10 @@ static void read_some(struct conn_set *cs, struct conn *c, struct nl_server *s)
 
 void conn_event(struct conn_set *cs, struct conn *c, struct nl_server *s)
 {
-	if (c->out)
+	if (c->out && c->sent < c->outlen)
 		write_some(cs, c);
+	else if (c->out)
+		discard_some(cs, c);
 	else
 		read_some(cs, c, s);
 }
@@ -188,7 +223,9 @@ void conn_expire(struct conn_set *cs, double now_s)
 			continue;
 		nl_log(NL_LOG_WARNING, "pid %d uid %u: %s in %.0f s: dropped",
 		       (int)c->peer.pid, (unsigned)c->peer.uid,
-		       c->out ? "did not read its reply" : "sent no request",
+		       !c->out		     ? "sent no request"
+		       : c->sent < c->outlen ? "did not read its reply"
+					     : "held on past its reply",
 		       CONN_DEADLINE_S);
 		drop(cs, c);
 	}

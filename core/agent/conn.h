@@ -12,6 +12,9 @@
 #define CONN_MAX 256	    /* open connections at once */
 #define CONN_MAX_PER_UID 16 /* of one (non-root) user */
 #define CONN_DEADLINE_S 2.0 /* from accept to the last byte of the reply */
+/* Of a frame over the limit, what is read and thrown away after the
+ * reply, so that the close does not reset the peer before it reads it. */
+#define CONN_DRAIN_MAX (1 << 20)
 
 struct conn {
 	int fd;
@@ -23,6 +26,7 @@ struct conn {
 	char *body;
 	char *out; /* the reply frame */
 	size_t outlen, sent;
+	size_t drain; /* bytes still to throw away once the reply is sent */
 };
 
 struct conn_set {

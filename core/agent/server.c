@@ -513,6 +513,10 @@ char *nl_server_handle(struct nl_server *s, const struct nl_peer *peer,
 	out = strdup(
 		json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN));
 	json_object_put(reply);
+	/* Valid JSON whatever a message cut or a process name holds (comm
+	 * is any bytes): json-c copies bytes past 0x7f as they are. */
+	if (out)
+		nl_utf8_scrub(out);
 	return out;
 }
 

@@ -1,19 +1,17 @@
 /* numalot report FILE...: a person's summary of numalot JSON reports. */
-#include <errno.h>
-#include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "cli.h"
 #include "report_html.h"
 #include "report_jobs.h"
+#include "report_view.h"
 
 #define CMD "report"
 
@@ -23,9 +21,6 @@ struct report_args {
 	char **files; /* the reports, folders expanded (malloc'd) */
 	int n;
 };
-
-/* A report is at most the agent's largest reply (docs/protocol.md). */
-#define REPORT_MAX_BYTES (16 * 1024 * 1024)
 
 static struct json_object *at(struct json_object *o, const char *path)
 {
@@ -132,46 +127,6 @@ static void summarise(const char *file, struct json_object *r)
 		printf("  warning: %s\n", s(r, "warning"));
 }
 
-/* Read a report: a regular file of at most REPORT_MAX_BYTES. */
-static struct json_object *load(const char *path, char *err, size_t len)
-{
-	struct stat sb;
-	struct json_object *o = NULL;
-	char *buf;
-	ssize_t n;
-	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd < 0) {
-		snprintf(err, len, "%s", strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-	    sb.st_size > REPORT_MAX_BYTES) {
-		snprintf(err, len,
-			 S_ISREG(sb.st_mode) ? "over %d bytes"
-					     : "not a regular file",
-			 REPORT_MAX_BYTES);
-		close(fd);
-		return NULL;
-	}
-	buf = malloc((size_t)sb.st_size + 1);
-	while (buf && got < (size_t)sb.st_size &&
-	       (n = read(fd, buf + got, (size_t)sb.st_size - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	if (!buf) {
-		snprintf(err, len, "out of memory");
-		return NULL;
-	}
-	buf[got] = 0;
-	o = json_tokener_parse(buf);
-	free(buf);
-	if (!o)
-		snprintf(err, len, "not JSON");
-	return o;
-}
-
 /* The report files named: a folder stands for its *.json files, in name
  * order. Appended to *files (malloc'd names); -1 on a folder without. */
 static int add_operand(const char *arg, char ***files, int *n)
@@ -251,13 +206,13 @@ int nl_cmd_report(int argc, char **argv)
 		status = NL_EXIT_FAIL;
 	for (int k = 0; !rc && reports && k < a.n; k++) {
 		char err[128];
-		struct json_object *r = load(a.files[k], err, sizeof(err)),
+		struct json_object *r = rv_read(a.files[k], err, sizeof(err)),
 				   *list;
 		if (r && !json_object_is_type(r, json_type_object))
-			snprintf(err, sizeof(err), "not a JSON object");
+			snprintf(err, sizeof(err),
+				 "not a numalot report (not a JSON object)");
 		if (!r || !json_object_is_type(r, json_type_object)) {
-			nl_cli_error(CMD, "%s: not a numalot report (%s)",
-				     a.files[k], err);
+			nl_cli_error(CMD, "%s: %s", a.files[k], err);
 			status = NL_EXIT_USAGE;
 			json_object_put(r);
 			continue;

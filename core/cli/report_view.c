@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "report_view.h"
+#include "util.h"
 
 struct json_object *rv_at(struct json_object *o, const char *path)
 {
@@ -477,6 +478,20 @@ static int problem(struct rv_set *set, const char *file, const char *why)
 	return 0;
 }
 
+struct json_object *rv_read(const char *path, char *err, size_t errlen)
+{
+	char *text;
+	struct json_object *o;
+
+	if (nl_read_file(path, RV_MAX_BYTES, &text, NULL, err, errlen) < 0)
+		return NULL;
+	o = json_tokener_parse(text);
+	free(text);
+	if (!o)
+		snprintf(err, errlen, "not a numalot report (not JSON)");
+	return o;
+}
+
 int rv_load(struct rv_set *set, char **files, int nfiles)
 {
 	memset(set, 0, sizeof(*set));
@@ -484,11 +499,13 @@ int rv_load(struct rv_set *set, char **files, int nfiles)
 	if (!set->roots)
 		return -1;
 	for (int k = 0; k < nfiles; k++) {
-		struct json_object *o = json_object_from_file(files[k]), *l;
+		char err[128];
+		struct json_object *o = rv_read(files[k], err, sizeof(err)), *l;
 		int rc = 0;
 		if (!json_object_is_type(o, json_type_object)) {
 			json_object_put(o);
-			if (problem(set, files[k], "not a numalot report") < 0)
+			if (problem(set, files[k],
+				    o ? "not a numalot report" : err) < 0)
 				return -1;
 			continue;
 		}

@@ -102,6 +102,13 @@ struct rv_set {
 	int nprocs_total;
 };
 
+/* A report is at most the agent's largest reply (docs/protocol.md). */
+#define RV_MAX_BYTES (16 * 1024 * 1024)
+
+/* One report file as JSON, read by nl_read_file (a regular file of at
+ * most RV_MAX_BYTES); NULL with err saying why. Every report is read so. */
+struct json_object *rv_read(const char *path, char *err, size_t errlen);
+
 /* Read the files (a file may hold {"reports": [...]}); 0, or -1 when out
  * of memory. A file that is not a report goes to set->problems. */
 int rv_load(struct rv_set *set, char **files, int nfiles);

@@ -1,5 +1,6 @@
 /* numalot: the agent's protocol: framing and request decoding. */
 #include "protocol.h"
+#include "strict.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -194,6 +195,8 @@ int nl_proto_decode(const char *body, size_t len, struct nl_request *req,
 {
 	struct json_tokener *tok;
 	struct json_object *o;
+	enum json_tokener_error jerr;
+	size_t at;
 	int rc;
 
 	memset(req, 0, sizeof(*req));
@@ -202,16 +205,30 @@ int nl_proto_decode(const char *body, size_t len, struct nl_request *req,
 			       "request of %zu bytes is over the %d "
 			       "byte limit",
 			       len, NL_PROTO_MAX_BYTES);
+	/* One strict JSON object (docs/protocol.md, "Framing"). */
+	const char *why = nl_json_not_strict(body, len, &at);
+	if (why)
+		return nl_errf(err, errlen, -EINVAL,
+			       "request is not one JSON value (byte %zu: %s)",
+			       at, why);
 	tok = json_tokener_new_ex(16);
 	if (!tok)
 		return -ENOMEM;
+	/* Invalid UTF-8 is refused, never decoded into a field (and echoed
+	 * in a message). */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+					    JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, body, (int)len);
-	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+	jerr = json_tokener_get_error(tok);
+	if (!o || jerr != json_tokener_success ||
 	    json_tokener_get_parse_end(tok) != len) {
-		rc = nl_errf(
-			err, errlen, -EINVAL,
-			"request is not one JSON value: %s",
-			json_tokener_error_desc(json_tokener_get_error(tok)));
+		rc = nl_errf(err, errlen, -EINVAL,
+			     "request is not one JSON value (byte %zu: %s)",
+			     json_tokener_get_parse_end(tok),
+			     jerr == json_tokener_continue ? "it ends too soon"
+			     : jerr == json_tokener_success
+				     ? "more after it"
+				     : json_tokener_error_desc(jerr));
 	} else if (!json_object_is_type(o, json_type_object)) {
 		rc = nl_errf(err, errlen, -EINVAL,
 			     "request must be a JSON object");

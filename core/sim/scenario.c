@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "model.h"
+#include "util.h"
 
 #define MAX_PROCS 1000
 /* Limits checked before any work, so that a file cannot make numalot run
@@ -680,34 +681,17 @@ int nl_scenario_load(const char *path, struct nl_scenario **out, char *err,
 		     size_t errlen)
 {
 	struct ctx c = {path, err, errlen};
-	FILE *f = fopen(path, "r");
-	char *text, *dir, *slash;
+	char *text, *dir, *slash, why[128];
 	size_t n;
 	int rc;
 
 	*out = NULL;
-	if (!f) {
-		rc = -errno;
-		perr(&c, NULL, "cannot open: %s", strerror(errno));
-		return rc;
-	}
-	text = malloc(MAX_FILE_BYTES + 1);
-	if (!text) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	n = fread(text, 1, MAX_FILE_BYTES + 1, f);
-	rc = ferror(f) ? -EIO : 0;
-	fclose(f);
-	if (rc == 0 && n > MAX_FILE_BYTES)
-		rc = -EFBIG;
+	/* A regular file of at most 1 MiB: a FIFO cannot hang numalot. */
+	rc = nl_read_file(path, MAX_FILE_BYTES, &text, &n, why, sizeof(why));
 	if (rc < 0) {
-		free(text);
-		perr(&c, NULL, "%s",
-		     rc == -EIO ? "read error" : "larger than 1 MiB");
+		perr(&c, NULL, "%s", why);
 		return rc;
 	}
-	text[n] = 0;
 	if (strlen(text) != n) {
 		free(text);
 		return perr(&c, NULL, "not a text file (NUL byte)");

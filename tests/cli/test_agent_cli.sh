@@ -65,6 +65,34 @@ c.sendall(struct.pack('>I', 100) + b'{\"v\"'); c.close()
 " >"$T/frames" 2>&1
 check "an oversize frame gets an error" grep -q "over the size limit" "$T/frames"
 check "garbage gets an error naming it" grep -q "not one JSON value" "$T/frames"
+# A frame over the limit and then its bytes (512 KiB): the reply is read,
+# not a reset (issue 23, 7); a request that is not strict JSON, or not
+# UTF-8, gets an error reply that is valid UTF-8 JSON.
+python3 - "$S" >"$T/frames2" 2>&1 <<'PY'
+import json, socket, struct, sys
+def call(data):
+    c = socket.socket(socket.AF_UNIX)
+    c.settimeout(5)
+    c.connect(sys.argv[1])
+    try:
+        c.sendall(data)
+        b = b""
+        while len(b) < 4 or len(b) < 4 + struct.unpack(">I", b[:4])[0]:
+            part = c.recv(65536)
+            if not part:
+                return "closed before the whole reply"
+            b += part
+        return json.loads(b[4:].decode("utf-8"))["message"]
+    except (OSError, ValueError) as e:
+        return "error: %s" % e
+n = 512 * 1024
+print("over:", call(struct.pack(">I", n) + b" " * n))
+for name, body in (("quote", b"{'v':1,'op':'hello'}"), ("utf8", b'{"v":1,"op":"\xff"}')):
+    print(name + ":", call(struct.pack(">I", len(body)) + body))
+PY
+check "a frame over the limit, its bytes sent, gets the error reply" grep -q "^over: request over the size limit" "$T/frames2"
+check "single quotes are refused, in a UTF-8 JSON reply" grep -q "^quote: .*a single quote" "$T/frames2"
+check "invalid UTF-8 is refused, in a UTF-8 JSON reply" grep -q "^utf8: .*invalid utf-8" "$T/frames2"
 check "the agent still serves after all that" hello
 
 # A root-registered process: pinned while managed, restored at SIGTERM.

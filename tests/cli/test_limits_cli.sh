@@ -50,6 +50,18 @@ scenario "numa:65 core:1 pu:1" 0
 limited "more than 64 NUMA nodes is refused" "NUMA nodes" sim "$T/s.json"
 scenario "xml:/dev/zero" 0
 limited "an XML topology that is not a regular file is refused" "regular file" sim "$T/s.json"
+mkfifo "$T/fifo.xml"
+scenario "xml:$T/fifo.xml" 0
+limited "an XML topology that is a FIFO is refused at once" "fifo.xml\": not a regular file (a FIFO)" sim "$T/s.json"
+# Scenarios are read through the same checked reader (issue 23, 6).
+mkfifo "$T/fifo-s.json"
+limited "sim of a FIFO is refused at once" \
+	"fifo-s.json: not a regular file (a FIFO)" sim "$T/fifo-s.json"
+limited "bench of a FIFO is refused at once" \
+	"fifo-s.json: not a regular file (a FIFO)" bench --seeds=1 "$T/fifo-s.json"
+mkdir "$T/set" && mkfifo "$T/set/fifo.json"
+limited "bench of a folder holding a FIFO is refused at once" \
+	"set/fifo.json: not a regular file (a FIFO)" bench --seeds=1 "$T/set"
 scenario "numa:2 core:2 pu:1" - 1e9
 limited "start_s far away is refused" "processes[0].start_s" sim "$T/s.json"
 scenario "numa:2 core:2 pu:1" - - 999 1000
@@ -66,6 +78,19 @@ echo '{"reports": [5, {"processes": [1, "x"]}]}' >"$T/r3.json"
 bounded report "$T/r3.json" >"$T/out" 2>&1
 check "report: list items of the wrong type do not crash it" test $? -eq 0
 limited "report /dev/zero is refused at once" "not a regular file" report /dev/zero
+# The pictures read through the same checked reader (issue 23, 5): no
+# 2 GB from /dev/zero, no wait on a FIFO, each named.
+mkfifo "$T/fifo.json"
+limited "report --html /dev/zero is refused at once" \
+	"/dev/zero: not a regular file (a character device)" report --html="$T/z.html" /dev/zero
+limited "report --html FIFO is refused at once" \
+	"fifo.json: not a regular file (a FIFO)" report --html="$T/f.html" "$T/fifo.json"
+limited "report --svg FIFO is refused at once" \
+	"fifo.json: not a regular file (a FIFO)" report --svg="$T/f" "$T/fifo.json"
+"$N" sim etc/scenarios/two-node-remote.json --seed=1 --report="$T/good.json" >/dev/null
+limited "report --html of a report and a FIFO: the FIFO is refused" \
+	"fifo.json: not a regular file (a FIFO)" report --html="$T/g.html" "$T/good.json" "$T/fifo.json"
+check "...the page is drawn and names it" grep -q "fifo.json: not a regular file (a FIFO)" "$T/g.html"
 printf '{"policy": {"name": "x\\u001b]0;owned\\u0007\\u001b[2J"}, "error": "a\\nb"}' >"$T/r4.json"
 bounded report "$T/r4.json" >"$T/out" 2>&1
 check "report: no control character reaches the terminal" \

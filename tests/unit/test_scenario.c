@@ -308,6 +308,39 @@ static void test_load_errors(void **state)
 		    XML_TOPOLOGY ": malformed JSON at line 1, column 1...");
 }
 
+/* Only a regular file of at most 1 MiB is read (issue 23, 6): a FIFO
+ * is refused at once (an alarm ends a test that would hang), a device is
+ * not read, nor a file one byte too long. */
+static void test_load_not_regular(void **state)
+{
+	struct nl_scenario *sc;
+	char dir[] = "/tmp/numalot-scenario-XXXXXX", path[64], err[512] = "";
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo.json", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(10);
+	assert_int_equal(nl_scenario_load(path, &sc, err, sizeof(err)),
+			 -EINVAL);
+	alarm(0);
+	assert_non_null(strstr(err, "fifo.json: not a regular file (a FIFO)"));
+	unlink(path);
+	assert_int_equal(nl_scenario_load("/dev/zero", &sc, err, sizeof(err)),
+			 -EINVAL);
+	check_error(err, "/dev/zero: not a regular file (a character device)");
+	snprintf(path, sizeof(path), "%s/big.json", dir);
+	assert_non_null(f = fopen(path, "w"));
+	for (int i = 0; i <= 1 << 20; i++)
+		fputc(' ', f);
+	fclose(f);
+	assert_int_equal(nl_scenario_load(path, &sc, err, sizeof(err)), -EFBIG);
+	assert_non_null(strstr(err, "big.json: larger than 1 MiB"));
+	unlink(path);
+	rmdir(dir);
+}
+
 static void check_xml_topology(const struct nl_scenario *sc)
 {
 	const struct nl_topology *t = nl_scenario_topology(sc);
@@ -428,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_every_field),
 		cmocka_unit_test(test_bad_inputs),
 		cmocka_unit_test(test_load_errors),
+		cmocka_unit_test(test_load_not_regular),
 		cmocka_unit_test(test_xml_topology),
 		cmocka_unit_test(test_kinds),
 	};

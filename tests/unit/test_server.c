@@ -118,6 +118,23 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* A reply is strict JSON in valid UTF-8, whatever was asked (issue 23,
+ * 7; docs/protocol.md, "Framing"). */
+static struct json_object *parse_reply(const char *reply)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *o;
+
+	assert_non_null(tok);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+					    JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, reply, (int)strlen(reply));
+	if (!o || json_tokener_get_error(tok) != json_tokener_success)
+		fail_msg("the reply is not valid JSON: %s", reply);
+	json_tokener_free(tok);
+	return o;
+}
+
 /*
  * Send a request (JSON with ' for ") as peer; returns "" when the reply is
  * ok, else its error code. The reply stays in f->reply.
@@ -139,7 +156,7 @@ static const char *ask(struct fixture *f, const struct nl_peer *peer,
 	reply = nl_server_handle(&f->s, peer, body, strlen(body));
 	assert_non_null(reply);
 	json_object_put(f->reply);
-	f->reply = json_tokener_parse(reply);
+	f->reply = parse_reply(reply);
 	free(reply);
 	assert_non_null(f->reply);
 	assert_true(json_object_object_get_ex(f->reply, "ok", &v));
@@ -228,6 +245,23 @@ static void malformed_requests(void **state)
 		    alice_pid(0)),
 		"bad-request");
 	says(f, "no_such_param");
+	/* Invalid UTF-8 is refused, not echoed; a message cut inside a
+	 * character (%.40s of a long name) is still valid UTF-8. */
+	assert_string_equal(ask(f, &alice, "{'v': 1, 'op': '\xff\xfe'}"),
+			    "bad-request");
+	says(f, "utf-8");
+	assert_string_equal(
+		ask(f, &alice,
+		    "{'v': 1, 'op': 'register', 'job': 1, 'step': 0, 'uid': "
+		    "1000, 'pid': %d, 'policy': 'lbma', 'cpus': '0-7', "
+		    "'params': {'a%s': '1'}}",
+		    alice_pid(0),
+		    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"),
+		"bad-request");
+	says(f, "too long");
 	/* Nothing of that reached the machine or the engine. */
 	assert_false(managed(f, alice_pid(0)));
 	assert_int_equal(f->s.nsteps, 0);
