@@ -390,6 +390,8 @@ static struct json_object *build(struct nl_engine *e, int domain,
 
 	if (!d)
 		return NULL;
+	/* Ends noted since the last period count against the cap too. */
+	nl_engine_forget_ended_procs(e);
 	r = json_object_new_object();
 	pol = json_object_new_object();
 	json_object_object_add(r, "numalot",

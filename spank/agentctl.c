@@ -424,10 +424,17 @@ static struct json_object *step_report(const struct nl_site *s,
 		return r;
 	if (e->registered == 0)
 		return lost_report(reason ? reason : "not started");
-	snprintf(why, sizeof(why),
-		 "the agent was lost during the step (%s); its threads ran on "
-		 "where they were",
-		 rc ? strerror(-rc) : "no report in its reply");
+	if (rc == -ETIMEDOUT)
+		snprintf(why, sizeof(why),
+			 "the agent did not hand over the step's report within "
+			 "wait= (%g s); it may still be busy: its threads ran "
+			 "on where they were",
+			 s->wait_s);
+	else
+		snprintf(why, sizeof(why),
+			 "the agent was lost during the step (%s); its threads "
+			 "ran on where they were",
+			 rc ? strerror(-rc) : "no report in its reply");
 	slurm_error("numalot: job %u step %u: %s", id->job, id->step, why);
 	return lost_report(why);
 }
