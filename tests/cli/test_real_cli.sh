@@ -187,6 +187,15 @@ check "churn: the rest are counted as forgotten, with their threads" \
 check "churn: the command itself is never forgotten" \
 	test "$(json "$T/churn.json" "r['processes'][0]['name']")" = bash
 
+# 6a'. 100 children started at once are taken over 32 a read (the
+# agent's time per period stays bounded), and all of them in the end.
+"$N" run --children --policy=monitor --period=0.2 --topology="$TOPO" --report="$T/burst.json" -- \
+	bash -c 'for k in $(seq 100); do /bin/sleep 3 & done; wait'
+check "burst: every child is taken over in the end" \
+	test "$(json "$T/burst.json" "len(r['processes'])")" -eq 101
+check "burst: ...at most 32 in any one period" \
+	test "$(json "$T/burst.json" "max(__import__('collections').Counter(int(p['start_s'] / 0.2 + 0.5) for p in r['processes'][1:]).values())")" -le 32
+
 # 6b. A waiting shell is idle: numalot leaves it unpinned, so what it
 # starts later is not born pinned to one CPU.
 "$N" run --policy=lbma --period=0.2 --topology="$TOPO" -- \
