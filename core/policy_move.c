@@ -134,30 +134,53 @@ static int option_to(struct step *st, int i, int s, int d, int n)
 	return n;
 }
 
-static int core_busy(const struct step *st, int cpu)
+/* Busy threads other than i on the core of cpu. */
+static int core_others(const struct step *st, int cpu, int i)
 {
 	const struct nl_topology *topo = st->v->topo;
+	int n = 0;
 	for (int c = 0; c < topo->ncpus; c++)
-		if (topo->cpu_core[c] == topo->cpu_core[cpu] &&
-		    st->head[c] >= 0)
+		if (topo->cpu_core[c] == topo->cpu_core[cpu])
+			for (int u = st->head[c]; u >= 0; u = st->next[u])
+				n += u != i;
+	return n;
+}
+
+/* A free CPU thread i may use on a core no other busy thread holds. */
+static int idle_core_for(const struct step *st, int i)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	for (int c = 0; c < st->v->topo->ncpus; c++)
+		if (st->head[c] < 0 && nl_step_allows(t, c) &&
+		    !core_others(st, c, i))
 			return 1;
 	return 0;
 }
 
 /*
- * A free CPU whose core is busy (an SMT sibling at work) is a worse home
- * than a free core: when the node has a free core, drop the others.
+ * May thread i take free CPU d? Not when that makes another busy thread
+ * share its core, unless i already shares its own and no idle core is
+ * left (as the kernel's select_idle_core comes before select_idle_smt;
+ * docs/algorithms.md, "SMT").
  */
-static int prefer_idle_cores(struct step *st, int n)
+static int sibling_ok(const struct step *st, int i, int d, int *idle)
 {
-	int any_idle = 0, k = 0;
+	if (!core_others(st, d, i))
+		return 1;
+	if (st->cpu[i] < 0 || !core_others(st, st->cpu[i], i))
+		return 0;
+	if (*idle < 0) /* once per thread's options: it costs ncpus^2 */
+		*idle = idle_core_for(st, i);
+	return !*idle;
+}
+
+/* Drop the migrations of thread i to free CPUs sibling_ok refuses. */
+static int prefer_idle_cores(struct step *st, int i, int n)
+{
+	int k = 0, idle = -1;
 	for (int j = 0; j < n; j++)
-		if (st->opts[j].other < 0 && !core_busy(st, st->opts[j].cpu))
-			any_idle = 1;
-	if (!any_idle)
-		return n;
-	for (int j = 0; j < n; j++)
-		if (st->opts[j].other >= 0 || !core_busy(st, st->opts[j].cpu))
+		if (st->opts[j].other >= 0 ||
+		    sibling_ok(st, i, st->opts[j].cpu, &idle))
 			st->opts[k++] = st->opts[j];
 	return k;
 }
@@ -180,18 +203,20 @@ static int crowded_options(struct step *st, int i)
 	const struct nl_topology *topo = st->v->topo;
 	int s = st->cpu[i], home = t->preferred_node >= 0 ? t->preferred_node
 							  : topo->cpu_node[s];
-	int nn = nodes_by_distance(topo, home, st->order + 1), n = 0;
+	int nn = nodes_by_distance(topo, home, st->order + 1), n = 0, idle = -1;
 
+	/* An idle core on any node before a busy core's sibling nearer. */
 	st->order[0] = home;
 	for (int k = 0; k <= nn && n == 0; k++)
 		for (int d = 0; d < topo->ncpus; d++)
 			if (topo->cpu_node[d] == st->order[k] &&
-			    st->head[d] < 0 && nl_step_allows(t, d))
+			    st->head[d] < 0 && nl_step_allows(t, d) &&
+			    sibling_ok(st, i, d, &idle))
 				st->opts[n++] = (struct option){
 					d, -1,
 					nl_tickets_for(st->v, st->p, t, s, d,
 						       1)};
-	return prefer_idle_cores(st, n);
+	return n;
 }
 
 /*
@@ -310,7 +335,7 @@ static int data_options(struct step *st, int i, int P)
 		n = node_options(st, i, s, st->order[k], n);
 	}
 	st->owner_pid = -1;
-	return prefer_idle_cores(st, n);
+	return prefer_idle_cores(st, i, n);
 }
 
 /* Every move of thread i: to its data node, or to every other node. */

@@ -16,8 +16,8 @@
 const struct nl_param_desc nl_model_param_descs[] = {
 	{"peak_ops_per_s", P(peak_ops_per_s), 4e9, 0, 1e13, LO_OPEN,
 	 "ops/s per core"},
-	{"smt_share", P(smt_share), 0.6, 0, 1, LO_OPEN,
-	 "of a core, per busy SMT sibling"},
+	{"smt_share", P(smt_share), 0.6, 0.5, 1, 0,
+	 "of a core, each of 2 busy SMT siblings (k: Y(k)/k)"},
 	{"node_bandwidth_bytes_per_s", P(node_bandwidth_bytes_per_s), 60e9, 0,
 	 1e13, LO_OPEN, "B/s per node"},
 	{"local_latency_ns", P(local_latency_ns), 90, 0, 1e5, LO_OPEN, "ns"},

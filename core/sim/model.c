@@ -224,6 +224,14 @@ int nl_model_active(const struct nl_model *m)
 	return 0;
 }
 
+double nl_model_smt_yield(const struct nl_model_params *p, int k)
+{
+	/* Y(2) = 2 smt_share; each further sibling adds less, Y(k) < 1 + 2G
+	 * (docs/machine-model.md, "SMT"). */
+	double g = 2 * p->smt_share - 1;
+	return k <= 1 ? 1 : 1 + 2 * g * (1 - 1.0 / k);
+}
+
 static const struct nl_phase unit_phase = {1, 1, 1, 1};
 
 static const struct nl_phase *current_phase(const struct nl_kind *k,
@@ -255,9 +263,9 @@ static void prepare_thread(struct nl_model *m, struct nl_model_thread *t)
 	double pf = fmin(1.0, k->peak_fraction * ph->peak_scale);
 	double mlp = fmax(1e-3, k->mlp * ph->mlp_scale);
 
-	/* Another busy hardware thread on the core: split it (SMT). */
-	if (m->core_busy[core] > 1)
-		peak *= m->p.smt_share;
+	/* Busy hardware threads share their core's yield (SMT). */
+	peak *= nl_model_smt_yield(&m->p, m->core_busy[core]) /
+		fmax(1, m->core_busy[core]);
 	/* What the OS (hinting faults, page copies) and numalot's page moves
 	 * take from this tick, at most half of it. */
 	double stall = fmin(t->stall_s / m->p.tick_s, 0.5);

@@ -41,7 +41,7 @@ struct nl_machine;
  */
 struct nl_model_params {
 	double peak_ops_per_s;		   /* per core, one thread alone */
-	double smt_share;		   /* core share per busy SMT sibling */
+	double smt_share;		   /* each sibling's share, 2 busy */
 	double node_bandwidth_bytes_per_s; /* memory bandwidth per node */
 	double local_latency_ns;	   /* unloaded local access */
 	double remote_factor;		   /* latency growth per SLIT step */
@@ -74,6 +74,10 @@ struct nl_param_desc {
 	unsigned flags;
 	const char *units;
 };
+
+/* Throughput of a core with k busy hardware threads, in cores: 1 at k = 1,
+ * 2 smt_share at k = 2, 1 + 2 (2 smt_share - 1) (1 - 1/k) beyond. */
+double nl_model_smt_yield(const struct nl_model_params *p, int k);
 
 extern const struct nl_param_desc nl_model_param_descs[];
 extern const size_t nl_model_nparams;

@@ -209,6 +209,40 @@ static void test_smt_share(void **state)
 	nl_machine_destroy(m);
 }
 
+/* Busy siblings share one core's yield whatever their number: four busy
+ * hardware threads of an SMT-4 core give 1.3 cores in all, not 2.4. */
+static void test_smt4_core_yield(void **state)
+{
+	struct nl_machine *m = sim(
+		"{'machine': {'topology': 'numa:1 core:2 pu:4', 'noise': 0}, "
+		"'processes': [{'kind': 'compute', 'threads': 4, "
+		"'bytes_per_op': 0}]}",
+		1);
+	const struct nl_topology *topo = m->topo;
+	double alone = 4e9 * 0.8, sum = 0;
+
+	(void)state;
+	for (int c = 1; c < 4; c++)
+		assert_int_equal(topo->cpu_core[c], topo->cpu_core[0]);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(m->ops->place(m, 1000 + k, k), 0);
+	m->ops->wait(m, 0.01);
+	for (int k = 0; k < 4; k++) {
+		sum += thr(m, 1000 + k)->rate_ops_per_s;
+		assert_close(thr(m, 1000 + k)->rate_ops_per_s, alone * 1.3 / 4,
+			     1e-12);
+	}
+	assert_true(sum <= 1.3 * alone * (1 + 1e-12));
+	assert_true(sum >= alone);
+	/* Three busy: 1 + 0.4 x 2/3 cores among them. */
+	assert_int_equal(m->ops->place(m, 1003, 4), 0);
+	m->ops->wait(m, 0.01);
+	assert_close(thr(m, 1000)->rate_ops_per_s,
+		     alone * (1 + 0.4 * 2 / 3) / 3, 1e-12);
+	assert_close(thr(m, 1003)->rate_ops_per_s, alone, 1e-12);
+	nl_machine_destroy(m);
+}
+
 /* Emitted counters are the physics, within the noise. */
 static void check_counters(double noise)
 {
@@ -547,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_saturated_link_caps_traffic),
 		cmocka_unit_test(test_time_sharing_halves),
 		cmocka_unit_test(test_smt_share),
+		cmocka_unit_test(test_smt4_core_yield),
 		cmocka_unit_test(test_counters_match_physics),
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_threads_come_and_go),

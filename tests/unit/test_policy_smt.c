@@ -1,0 +1,206 @@
+/*
+ * Unit tests: placement that knows cores (docs/algorithms.md, "SMT"): an
+ * idle core before a busy core's idle sibling, no new core sharing while
+ * an idle core is left, on a machine whose OS numbers siblings apart.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "policy_priv.h"
+#include "viewutil.h"
+
+/* Two sockets of 8 cores x 2 PUs, numbered as Intel machines are: core c's
+ * PUs are OS CPUs c and c + 16. */
+#define TOPO                                                                   \
+	"pack:2 numa:1 core:8 pu:2(indexes=0,16,1,17,2,18,3,19,4,20,5,21,6,"   \
+	"22,7,23,8,24,9,25,10,26,11,27,12,28,13,29,14,30,15,31)"
+
+static struct nl_policy_params P;
+
+static int setup(void **state)
+{
+	(void)state;
+	nl_policy_params_default(&P);
+	P.harm_check_s = 0;
+	return 0;
+}
+
+/* A busy, unpinned thread on OS CPU os with its data on node data_node. */
+static struct nl_view_thread *add(struct vu *u, int tid, int pid, int os,
+				  int data_node)
+{
+	int cpu = nl_topology_cpu_from_os(u->topo, os);
+	struct nl_view_thread *t = vu_add(u, tid, pid, cpu, 100);
+	assert_true(cpu >= 0);
+	t->pinned = 0;
+	t->has_share = 1;
+	t->cpu_share = 1;
+	t->preferred_node = data_node;
+	t->pref_share = 0.9;
+	t->here_share = data_node == u->topo->cpu_node[cpu] ? 0.9 : 0;
+	t->tput = 1e9;
+	t->tput_ops = 1;
+	return t;
+}
+
+/* Busy threads of the view other than tid on the core of dense CPU cpu. */
+static int others_on_core(const struct vu *u, int cpu, int tid)
+{
+	int n = 0;
+	for (int i = 0; i < u->n; i++)
+		n += u->t[i].tid != tid &&
+		     u->topo->cpu_core[u->t[i].cpu] == u->topo->cpu_core[cpu];
+	return n;
+}
+
+/*
+ * Runs 100 seeds of both policies; every migration must go to a core no
+ * other thread holds. Returns the migrations seen.
+ */
+static int never_onto_busy_core(struct vu *u)
+{
+	struct nl_view *v = vu_view(u, 1.0);
+	struct nl_plan plan;
+	int moves = 0;
+
+	nl_plan_init(&plan);
+	for (int k = 0; k < 100; k++) {
+		struct nl_policy_state s;
+		struct nl_rng rng;
+		nl_policy_state_init(&s);
+		nl_rng_seed(&rng, (uint64_t)k);
+		nl_plan_clear(&plan);
+		assert_int_equal(
+			nl_policy_step(k % 2 ? NL_POLICY_LBMA : NL_POLICY_IMAR2,
+				       &P, v, &s, &rng, &plan),
+			0);
+		for (size_t a = 0; a < plan.n; a++) {
+			const struct nl_action *x = &plan.actions[a];
+			if (x->kind != NL_ACT_MIGRATE)
+				continue;
+			moves++;
+			if (others_on_core(u, x->to_cpu, x->tid))
+				fail_msg("tid %d to OS CPU %d: a busy core",
+					 x->tid, u->topo->cpu_os[x->to_cpu]);
+		}
+		nl_policy_state_free(&s);
+	}
+	nl_plan_free(&plan);
+	return moves;
+}
+
+/* The numbering itself: OS CPUs 0 and 16 are one core, 0 and 1 are not. */
+static void siblings_numbered_apart(void **state)
+{
+	(void)state;
+	struct nl_topology *t;
+	assert_int_equal(nl_topology_load(TOPO, &t, NULL, 0), 0);
+	assert_int_equal(t->ncpus, 32);
+	assert_int_equal(t->nnodes, 2);
+	assert_int_equal(t->cpu_core[nl_topology_cpu_from_os(t, 0)],
+			 t->cpu_core[nl_topology_cpu_from_os(t, 16)]);
+	assert_int_not_equal(t->cpu_core[nl_topology_cpu_from_os(t, 0)],
+			     t->cpu_core[nl_topology_cpu_from_os(t, 1)]);
+	assert_int_equal(t->cpu_node[nl_topology_cpu_from_os(t, 24)], 1);
+	nl_topology_free(t);
+}
+
+/* 4 busy threads on 4 cores of node 1, a thread with its data there: it
+ * goes to one of node 1's idle cores, never a busy core's sibling. */
+static void idle_core_before_sibling(void **state)
+{
+	(void)state;
+	struct vu u;
+	vu_init(&u, TOPO);
+	for (int c = 0; c < 4; c++)
+		add(&u, 10 + c, 1, 8 + c, 1);
+	add(&u, 1, 2, 0, 1);
+	assert_true(never_onto_busy_core(&u) > 50);
+	vu_free(&u);
+}
+
+/* Every core of node 1 busy, the mover alone on its core of node 0 (idle
+ * cores left there): no move creates core sharing. */
+static void no_new_sharing_while_idle_core(void **state)
+{
+	(void)state;
+	struct vu u;
+	vu_init(&u, TOPO);
+	for (int c = 0; c < 8; c++)
+		add(&u, 10 + c, 1, 8 + c, 1);
+	add(&u, 1, 2, 0, 1);
+	never_onto_busy_core(&u);
+	vu_free(&u);
+}
+
+/* Two threads share OS CPU 0, node 0's other cores are busy, node 1 is
+ * idle: the crowded one takes an idle core of node 1, not a sibling on
+ * node 0 (OS CPUs 16 to 23). */
+static void crowded_takes_idle_core(void **state)
+{
+	(void)state;
+	struct vu u;
+	vu_init(&u, TOPO);
+	for (int c = 0; c < 8; c++)
+		add(&u, 10 + c, 1, c, 0);
+	add(&u, 1, 1, 0, 0);
+	assert_true(never_onto_busy_core(&u) > 0);
+	vu_free(&u);
+}
+
+/* No idle core left, the mover shares its own core: an idle sibling near
+ * its data is allowed. */
+static void sibling_when_no_idle_core(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+	struct nl_rng rng;
+	int moved = 0;
+
+	vu_init(&u, TOPO);
+	for (int c = 0; c < 16; c++)
+		add(&u, 10 + c, 1, c, c < 8 ? 0 : 1);
+	add(&u, 1, 2, 16, 1); /* the sibling of thread 10 */
+	struct nl_view *v = vu_view(&u, 1.0);
+	nl_plan_init(&plan);
+	for (int k = 0; k < 20; k++) {
+		nl_policy_state_init(&s);
+		nl_rng_seed(&rng, (uint64_t)k);
+		nl_plan_clear(&plan);
+		assert_int_equal(
+			nl_policy_step(NL_POLICY_LBMA, &P, v, &s, &rng, &plan),
+			0);
+		for (size_t a = 0; a < plan.n; a++)
+			if (plan.actions[a].kind == NL_ACT_MIGRATE) {
+				assert_int_equal(plan.actions[a].tid, 1);
+				assert_int_equal(
+					u.topo->cpu_node[plan.actions[a]
+								 .to_cpu],
+					1);
+				moved++;
+			}
+		nl_policy_state_free(&s);
+	}
+	assert_true(moved > 10);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(siblings_numbered_apart),
+		cmocka_unit_test(idle_core_before_sibling),
+		cmocka_unit_test(no_new_sharing_while_idle_core),
+		cmocka_unit_test(crowded_takes_idle_core),
+		cmocka_unit_test(sibling_when_no_idle_core),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
