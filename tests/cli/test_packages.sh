@@ -72,6 +72,11 @@ for f in /usr/bin/numalot /usr/sbin/numalotd "$pd/numalot.so" \
 	/usr/share/numalot/scenarios/two-node-remote.json; do
 	check "the package has $f" test -s "$R$f"
 done
+check "the documents are in /usr/share/doc/numalot, once" \
+	test -s "$R/usr/share/doc/numalot/slurm.md" -a ! -e "$R/usr/share/numalot/doc"
+check "...where the HTML report points, uncompressed" \
+	grep -q /usr/share/doc/numalot/report-format.md "$R/usr/bin/numalot"
+check "...and report-format.md is there" test -s "$R/usr/share/doc/numalot/report-format.md"
 check "the package's copyright says GPL-2+" \
 	grep -qx 'License: GPL-2+' "$R/usr/share/doc/numalot/copyright"
 check "the service starts /usr/sbin/numalotd" \
