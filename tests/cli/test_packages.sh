@@ -46,7 +46,11 @@ if ! command -v dpkg-buildpackage >/dev/null || ! command -v dh >/dev/null; then
 fi
 src=$T/numalot-0.1.0
 mkdir "$src"
-git ls-files -co --exclude-standard | grep -v '^build/' | tar -cf - -T - | tar -xf - -C "$src"
+git ls-files -co --exclude-standard | grep -v '^build' | tar -cf - -T - | tar -xf - -C "$src"
+# What a checkout has in build/ (the guests' kernel) outlives the build.
+mkdir -p "$src/build/guest"
+echo kernel >"$src/build/guest/kernel-keep"
+(cd "$src" && find . -type f | sort) >"$T/before"
 if ! (cd "$src" && dpkg-checkbuilddeps) >"$T/deps" 2>&1; then
 	echo "skip: the package's build dependencies are missing: $(cat "$T/deps")"
 	exit $((fails > 0))
@@ -61,6 +65,10 @@ if [ -z "$deb" ]; then
 	tail -30 "$T/build.log"
 	exit 1
 fi
+check "debian/rules clean leaves build/ alone" test -s "$src/build/guest/kernel-keep"
+new=$(cd "$src" && find . -type f | sort | comm -13 "$T/before" - | sed 's|^\./||')
+left=$(for f in $new; do git check-ignore -q --no-index "$f" || echo "$f"; done)
+check "...and what the package build leaves is in .gitignore (${left:-all})" test -z "$left"
 R=$T/root
 dpkg -x "$deb" "$R"
 pd=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm-wlm
