@@ -116,4 +116,37 @@ check "a process never taken over is said so" \
 mkdir -p "$T/empty"
 expect_usage_error "report: a folder without reports" "a folder with no report" report "$T/empty"
 
+
+# A user's slips, said plainly (issue 26, 4).
+"$N" run -- numalot-no-such-command >"$T/out" 2>"$T/err"
+rc=$?
+check "run -- a missing command: exit 127, as a shell ($rc), 'command not found'" \
+	test $rc -eq 127 -a "$(grep -c 'command not found: "numalot-no-such-command" is not in PATH' "$T/err")" -eq 1
+printf 'echo hi\n' >"$T/noexec.sh"
+chmod 644 "$T/noexec.sh"
+"$N" run -- "$T/noexec.sh" >"$T/out" 2>"$T/err"
+rc=$?
+check "run -- a file that is not executable: exit 126 ($rc), said so" \
+	test $rc -eq 126 -a "$(grep -c 'not executable' "$T/err")" -eq 1
+"$N" status --socket="$T/no-agent.sock" >"$T/out" 2>"$T/err"
+check "status with no agent says how to start one" \
+	grep -qF "no agent at $T/no-agent.sock: No such file or directory; start one with \`numalotd\` or \`systemctl start numalotd.socket\`" "$T/err"
+expect_usage_error "sim NAME.json not here: says it looked among the installed scenarios" \
+	"nor as numalot-no-such.json in /" sim numalot-no-such.json
+check "...naming the installed folder" grep -q 'share/numalot/scenarios/ or .*share/numalot/scenarios/set/' "$T/err"
+mkdir -p "$T/job1"
+cat >"$T/one.json" <<'J'
+{"name": "one", "machine": {"topology": "numa:1 core:1 pu:1"},
+ "duration_s": 5,
+ "processes": [{"name": "solo", "kind": "compute", "threads": 1}]}
+J
+"$N" sim "$T/one.json" --seed=1 --report="$T/job1/0.vm.json" >"$T/sim.out" 2>&1
+check "sim on one node, one CPU: singular words" \
+	grep -q '^machine: 1 NUMA node, 1 CPU (' "$T/sim.out"
+"$N" report "$T/job1/" >"$T/out" 2>&1
+check "report FOLDER/: the file's path has no doubled slash" \
+	grep -qx "$T/job1/0.vm.json" "$T/out"
+check "...and one thread, one node, one CPU in the singular" \
+	test "$(grep -c 'machine: 1 NUMA node, 1 CPU (\|(solo): 1 thread, \|^  1 thread, ' "$T/out")" -eq 3
+
 [ $fails -eq 0 ]
