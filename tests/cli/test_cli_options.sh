@@ -37,6 +37,22 @@ for m in numalot.1 numalotd.8 numalot-spank.8; do
 			test -z "$(MANWIDTH=80 man --warnings -l "$man_dir/$m" 2>&1 >/dev/null)"
 	fi
 done
+# Every plugstack key, numalotd option and --os model the code takes is
+# in its man page (a user reading the page meets what they may write).
+src="$(dirname "$0")/../.."
+keys=$(awk '/plugstack.conf \(valid: /,/site_log\)/' "$src/spank/site.c" |
+	tr -d '"\t\n' | sed 's/.*valid: //; s/).*//; s/ //g' | tr , ' ')
+missing=$(for k in $keys; do grep -q "$k=" "$man_dir/numalot-spank.8" || echo "$k"; done)
+check "numalot-spank(8) has every plugstack key ($(echo $keys | wc -w); missing: ${missing:-none})" \
+	test -n "$keys" -a -z "$missing"
+opts=$(grep -o '{"[a-z-]*", \(required\|no\)_argument' "$src/core/agent/agent_args.c" | cut -d'"' -f2)
+missing=$(for o in $opts; do grep -qF -- "\\-\\-$(sed 's/-/\\-/g' <<<"$o")" "$man_dir/numalotd.8" || echo "$o"; done)
+check "numalotd(8) has every option ($(echo $opts | wc -w); missing: ${missing:-none})" \
+	test -n "$opts" -a -z "$missing"
+oses=$("$N" sim etc/scenarios/two-node-remote.json --os=bogus 2>&1 | sed -n 's/.*(valid: \(.*\))$/\1/p' | tr -d ,)
+missing=$(for o in $oses; do grep -qF -- "$(sed 's/-/\\-/g' <<<"$o")" "$man_dir/numalot.1" || echo "$o"; done)
+check "numalot(1) has every --os model ($oses; missing: ${missing:-none})" \
+	test -n "$oses" -a -z "$missing"
 check "numalot-spank(8) documents #SBATCH and the SLURM_SPANK_ variable" \
 	sh -c "grep -q '#SBATCH \\\\-\\\\-numalot=' '$man_dir/numalot-spank.8' && grep -q SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot '$man_dir/numalot-spank.8'"
 
