@@ -11,6 +11,8 @@ SLURM_PREFIX ?=
 # (tools/plugindir.sh; `make plugindir` prints it).
 PLUGINDIR ?=
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# The documents, installed once; the HTML report points there.
+DOCDIR := $(PREFIX)/share/doc/numalot
 # Slurm's configuration folder: when set (the packages: /etc/slurm),
 # plugstack.conf.d/numalot.conf is installed there.
 SLURM_CONFDIR ?=
@@ -47,6 +49,7 @@ LD_HARDEN := -Wl,-z,relro,-z,now
 SLURM_CPPFLAGS := $(if $(SLURM_PREFIX),-I$(SLURM_PREFIX)/include)
 NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SLURM_CPPFLAGS) \
 	-DNUMALOT_DATADIR='"$(PREFIX)/share/numalot"' \
+	-DNUMALOT_DOCDIR='"$(DOCDIR)"' \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CPPFLAGS)
 NL_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lnuma -lm
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
@@ -119,7 +122,8 @@ $(shell mkdir -p $(BUILD); echo '$(PREFIX)' | cmp -s - $(PREFIX_STAMP) 2>/dev/nu
 
 all: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(UNITS)
 
-$(BUILD)/core/cli/cmd_bench.o: $(PREFIX_STAMP)
+$(BUILD)/core/cli/cmd_bench.o $(BUILD)/core/cli/cmd_sim.o \
+	$(BUILD)/core/cli/report_html.o: $(PREFIX_STAMP)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -232,8 +236,7 @@ install: all
 		$(DESTDIR)$$pd $(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8 \
 		$(DESTDIR)$(PREFIX)/share/numalot/scenarios/set \
-		$(DESTDIR)$(PREFIX)/share/numalot/examples \
-		$(DESTDIR)$(PREFIX)/share/numalot/doc; \
+		$(DESTDIR)$(PREFIX)/share/numalot/examples $(DESTDIR)$(DOCDIR); \
 	install -m 0755 $(SPANK) $(DESTDIR)$$pd/numalot.so
 	install -m 0755 $(NUMALOT) $(DESTDIR)$(PREFIX)/bin/numalot
 	install -m 0755 $(NUMALOTD) $(DESTDIR)$(PREFIX)/sbin/numalotd
@@ -248,8 +251,7 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/numalot/examples/
 	install -m 0755 etc/numalot-textfile.sh etc/numalot-admincomment.sh \
 		$(DESTDIR)$(PREFIX)/share/numalot/examples/
-	install -m 0644 README.md docs/*.md docs/*.png docs/*.svg \
-		$(DESTDIR)$(PREFIX)/share/numalot/doc/
+	install -m 0644 README.md docs/*.md docs/*.png docs/*.svg $(DESTDIR)$(DOCDIR)/
 ifneq ($(SLURM_CONFDIR),)
 	install -d $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d
 	install -m 0644 etc/plugstack.conf.d/numalot.conf \
@@ -264,7 +266,7 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/share/man/man1/numalot.1 \
 		$(DESTDIR)$(PREFIX)/share/man/man8/numalotd.8 \
 		$(DESTDIR)$(PREFIX)/share/man/man8/numalot-spank.8
-	rm -rf $(DESTDIR)$(PREFIX)/share/numalot
+	rm -rf $(DESTDIR)$(PREFIX)/share/numalot $(DESTDIR)$(DOCDIR)
 ifneq ($(SLURM_CONFDIR),)
 	rm -f $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/numalot.conf
 endif

@@ -96,26 +96,30 @@ static int opt_period(int val, const char *optarg, int remote);
 static int opt_bindings(int val, const char *optarg, int remote);
 
 /* Registered from slurm_spank_init in every context (srun, sbatch,
- * salloc, slurmstepd), not through the spank_options symbol. */
+ * salloc, slurmstepd), not through the spank_options symbol. val is the
+ * option's index (repeated()); usage starts with [numalot], as pyxis's. */
 static struct spank_option numalot_options[] = {
 	{"numalot", "POLICY",
-	 "Migrate the job's threads between NUMA nodes with POLICY: imar2, "
+	 "[numalot] Migrate the job's threads between NUMA nodes with POLICY: "
+	 "imar2, "
 	 "lbma, monitor (observe only) or off. --numalot=help lists what "
 	 "this cluster allows.",
 	 1, 0, opt_policy},
 	{"numalot-report", "PATTERN",
-	 "Where numalot writes its JSON report of each step and node, with "
+	 "[numalot] Where numalot writes its JSON report of each step and "
+	 "node, with "
 	 "srun's tokens (%j job, %s step, %N node, %u user, %x job name...; "
 	 "default " NL_REPORT_PATTERN " in the working directory).",
-	 1, 0, opt_report},
+	 1, 1, opt_report},
 	{"numalot-bindings", "keep|free",
-	 "keep: numalot never moves a task's thread outside the task's own "
+	 "[numalot] keep: numalot never moves a task's thread outside the "
+	 "task's own "
 	 "CPU binding (--cpu-bind, numactl); free: anywhere in the step's "
 	 "allocation (the site sets the default).",
-	 1, 0, opt_bindings},
+	 1, 2, opt_bindings},
 	{"numalot-period", "SECONDS",
-	 "numalot's sampling period (the site sets the bounds).", 1, 0,
-	 opt_period},
+	 "[numalot] numalot's sampling period (the site sets the bounds).", 1,
+	 3, opt_period},
 	SPANK_OPTIONS_TABLE_END};
 
 static void print_help(void)
@@ -137,11 +141,28 @@ static void print_help(void)
 	       site.min_period_s, site.max_period_s);
 }
 
+/* The first value of each option in srun: a second, different one is
+ * refused (slurm_spank_init registers the options; val indexes them). */
+static char first_value[4][PATH_MAX];
+static int repeated(int val, const char *optarg, int remote)
+{
+	char msg[PATH_MAX + 200];
+	if (remote || val < 0 || val >= 4)
+		return 0;
+	if (nl_site_check_repeat(first_value[val], sizeof(first_value[val]),
+				 numalot_options[val].name, optarg, msg,
+				 sizeof(msg)) == 0)
+		return 0;
+	slurm_error("%s", msg);
+	return 1;
+}
+
 static int opt_policy(int val, const char *optarg, int remote)
 {
 	char msg[256];
 	enum nl_choice c;
-	(void)val;
+	if (repeated(val, optarg, remote))
+		return -1;
 	if (optarg && !strcmp(optarg, "help")) {
 		if (!remote) {
 			print_help();
@@ -166,7 +187,8 @@ static int opt_policy(int val, const char *optarg, int remote)
 static int opt_report(int val, const char *optarg, int remote)
 {
 	char msg[200];
-	(void)val;
+	if (repeated(val, optarg, remote))
+		return -1;
 	if (!optarg || strlen(optarg) >= sizeof(user_report) - 8) {
 		slurm_error("numalot: --numalot-report: the pattern is over "
 			    "%zu characters",
@@ -187,7 +209,8 @@ static int opt_report(int val, const char *optarg, int remote)
 
 static int opt_bindings(int val, const char *optarg, int remote)
 {
-	(void)val;
+	if (repeated(val, optarg, remote))
+		return -1;
 	if (optarg && (!strcmp(optarg, "keep") || !strcmp(optarg, "free"))) {
 		user_bindings = !strcmp(optarg, "keep");
 		return 0;
@@ -201,7 +224,8 @@ static int opt_bindings(int val, const char *optarg, int remote)
 static int opt_period(int val, const char *optarg, int remote)
 {
 	char msg[256];
-	(void)val;
+	if (repeated(val, optarg, remote))
+		return -1;
 	if (nl_site_check_period(&site, optarg, &user_period, msg,
 				 sizeof(msg)) < 0) {
 		slurm_error("%s", msg);

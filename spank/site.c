@@ -284,6 +284,24 @@ void nl_site_allowed_list(const struct nl_site *s, char *buf, size_t len)
 					      nl_choice_name(order[i]));
 }
 
+int nl_site_check_repeat(char *first, size_t len, const char *option,
+			 const char *value, char *msg, size_t msglen)
+{
+	if (!value)
+		value = "";
+	if (!first[0]) {
+		snprintf(first, len, "%s", value);
+		return 0;
+	}
+	if (!strncmp(first, value, len - 1))
+		return 0;
+	snprintf(msg, msglen,
+		 "numalot: --%s given twice, as \"%s\" and \"%s\": give it "
+		 "once",
+		 option, first, value);
+	return -1;
+}
+
 int nl_site_check_choice(const struct nl_site *s, const char *value,
 			 enum nl_choice *out, char *msg, size_t len)
 {

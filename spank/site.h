@@ -74,6 +74,14 @@ void nl_site_allowed_list(const struct nl_site *s, char *buf, size_t len);
 int nl_site_check_choice(const struct nl_site *s, const char *value,
 			 enum nl_choice *out, char *msg, size_t len);
 
+/*
+ * An option given again in srun (its callback runs once per occurrence):
+ * the first value is kept in first (len bytes); the same value again is 0,
+ * another is -1 with msg naming both (as pyxis refuses a repeated option).
+ */
+int nl_site_check_repeat(char *first, size_t len, const char *option,
+			 const char *value, char *msg, size_t msglen);
+
 /* Check --numalot-period: 0 and *out, or -1 with msg. */
 int nl_site_check_period(const struct nl_site *s, const char *value,
 			 double *out, char *msg, size_t len);

@@ -10,6 +10,12 @@
 /* Exit statuses: 0 done, 1 failed while running, 2 bad input. */
 enum { NL_EXIT_OK = 0, NL_EXIT_FAIL = 1, NL_EXIT_USAGE = 2 };
 
+/* "s" after a count other than 1: "1 thread", "2 threads". */
+static inline const char *nl_s(long n)
+{
+	return n == 1 ? "" : "s";
+}
+
 int nl_cmd_sim(int argc, char **argv);
 int nl_cmd_bench(int argc, char **argv);
 int nl_cmd_run(int argc, char **argv);

@@ -17,8 +17,15 @@ static int call(const char *cmd, const char *sock, const char *req,
 	char *text;
 	int rc = nl_proto_call(sock, req, &text, 5000, 0);
 	if (rc < 0) {
-		nl_cli_error(cmd, "no agent answers at %s: %s", sock,
-			     strerror(-rc));
+		if (rc == -ENOENT || rc == -ECONNREFUSED)
+			nl_cli_error(cmd,
+				     "no agent at %s: %s; start one with "
+				     "`numalotd` or `systemctl start "
+				     "numalotd.socket`",
+				     sock, strerror(-rc));
+		else
+			nl_cli_error(cmd, "no agent answers at %s: %s", sock,
+				     strerror(-rc));
 		return -1;
 	}
 	*reply = json_tokener_parse(text);

@@ -84,7 +84,11 @@ static int add_path(struct bench_args *a, const char *path)
 
 	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 		return add_file(a, path);
-	snprintf(pattern, sizeof(pattern), "%s/*.json", path);
+	/* numalot-1/ lists numalot-1/0.vm.json, not numalot-1//0... */
+	int dl = (int)strlen(path);
+	while (dl > 0 && path[dl - 1] == '/')
+		dl--;
+	snprintf(pattern, sizeof(pattern), "%.*s/*.json", dl, path);
 	if (glob(pattern, 0, NULL, &g) != 0) {
 		nl_cli_error(CMD, "no scenario (*.json) in %s", path);
 		return -1;

@@ -72,10 +72,12 @@ static struct json_object *info_json(const struct nl_topology *t,
 static void print_text(const struct nl_topology *t, const struct nl_probe *p)
 {
 	printf("numalot %s\n\ntopology: %s\n", NUMALOT_VERSION, t->source);
-	printf("  %d NUMA node%s, %d cores, %d CPUs\n", t->nnodes,
-	       t->nnodes == 1 ? "" : "s", t->ncores, t->ncpus);
+	printf("  %d NUMA node%s, %d core%s, %d CPU%s\n", t->nnodes,
+	       nl_s(t->nnodes), t->ncores, nl_s(t->ncores), t->ncpus,
+	       nl_s(t->ncpus));
 	for (int n = 0; n < t->nnodes; n++)
-		printf("  node %d: %d CPUs\n", n, t->node_ncpus[n]);
+		printf("  node %d: %d CPU%s\n", n, t->node_ncpus[n],
+		       nl_s(t->node_ncpus[n]));
 	printf("  distances (%s):\n",
 	       t->distances_from_os ? "from the machine"
 				    : "none given: 10 local, 21 remote");

@@ -98,8 +98,9 @@ static void summarise(const char *file, struct json_object *r)
 	       json_object_get_boolean(at(r, "counters.perf_terms.cpu_share"))
 		       ? "; CPU share stood in for ops/s"
 		       : "");
-	printf("  machine: %s NUMA nodes, %s CPUs (%s)\n",
-	       s(r, "machine.nodes"), s(r, "machine.cpus"),
+	printf("  machine: %s NUMA node%s, %s CPU%s (%s)\n",
+	       s(r, "machine.nodes"), nl_s(i(r, "machine.nodes")),
+	       s(r, "machine.cpus"), nl_s(i(r, "machine.cpus")),
 	       s(r, "machine.topology"));
 	for (size_t k = 0; pr && k < json_object_array_length(pr); k++) {
 		struct json_object *p = json_object_array_get_idx(pr, k);
@@ -112,17 +113,21 @@ static void summarise(const char *file, struct json_object *r)
 			       s(p, "pid"), s(p, "name"));
 			continue;
 		}
-		printf("  process %s (%s): %s threads, %s %s s\n", s(p, "pid"),
-		       s(p, "name"), s(p, "threads"),
+		printf("  process %s (%s): %s thread%s, %s %s s\n", s(p, "pid"),
+		       s(p, "name"), s(p, "threads"), nl_s(i(p, "threads")),
 		       at(p, "completion_s") ? "completed at" : "running for",
 		       at(p, "completion_s") ? s(p, "completion_s")
 					     : s(p, "runtime_s"));
 	}
-	printf("  %zu threads, %d periods: %d migrations, %d swaps, %d "
-	       "rollbacks, %d skipped moves\n",
-	       th ? json_object_array_length(th) : 0, i(r, "summary.periods"),
-	       i(r, "summary.migrations"), i(r, "summary.swaps"),
-	       i(r, "summary.rollbacks"), i(r, "summary.skips"));
+	size_t nth = th ? json_object_array_length(th) : 0;
+	printf("  %zu thread%s, %d period%s: %d migration%s, %d swap%s, %d "
+	       "rollback%s, %d skipped move%s\n",
+	       nth, nl_s((long)nth), i(r, "summary.periods"),
+	       nl_s(i(r, "summary.periods")), i(r, "summary.migrations"),
+	       nl_s(i(r, "summary.migrations")), i(r, "summary.swaps"),
+	       nl_s(i(r, "summary.swaps")), i(r, "summary.rollbacks"),
+	       nl_s(i(r, "summary.rollbacks")), i(r, "summary.skips"),
+	       nl_s(i(r, "summary.skips")));
 	if (at(r, "warning"))
 		printf("  warning: %s\n", s(r, "warning"));
 }
@@ -137,7 +142,11 @@ static int add_operand(const char *arg, char ***files, int *n)
 	int dir = stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode);
 
 	if (dir) {
-		snprintf(pattern, sizeof(pattern), "%s/*.json", arg);
+		/* numalot-1/ lists numalot-1/0.vm.json, not numalot-1//0... */
+		int dl = (int)strlen(arg);
+		while (dl > 0 && arg[dl - 1] == '/')
+			dl--;
+		snprintf(pattern, sizeof(pattern), "%.*s/*.json", dl, arg);
 		if (glob(pattern, 0, NULL, &g) != 0) {
 			nl_cli_error(CMD,
 				     "%s: a folder with no report (*.json)",

@@ -179,8 +179,9 @@ static int parse(int argc, char **argv, struct run_args *a)
 	return 0;
 }
 
-/* Start the command; report an exec failure through a CLOEXEC pipe. */
-static pid_t spawn(const struct run_args *a)
+/* Start the command; report an exec failure through a CLOEXEC pipe. An
+ * exec failure sets *code as a shell would: 127 not found, 126 not run. */
+static pid_t spawn(const struct run_args *a, int *code)
 {
 	int fds[2], err = 0;
 	pid_t pid;
@@ -211,8 +212,18 @@ static pid_t spawn(const struct run_args *a)
 	close(fds[1]);
 	if (pid > 0 && read(fds[0], &err, sizeof(err)) == sizeof(err)) {
 		waitpid(pid, NULL, 0);
-		nl_cli_error(a->cmd, "cannot run \"%s\": %s", a->rest[0],
-			     strerror(err));
+		*code = err == ENOENT || err == ENOTDIR ? 127 : 126;
+		if (*code == 127 && !strchr(a->rest[0], '/'))
+			nl_cli_error(a->cmd,
+				     "command not found: \"%s\" is not in PATH",
+				     a->rest[0]);
+		else if (*code == 127)
+			nl_cli_error(a->cmd, "command not found: \"%s\": %s",
+				     a->rest[0], strerror(err));
+		else
+			nl_cli_error(a->cmd,
+				     "cannot run \"%s\" (not executable?): %s",
+				     a->rest[0], strerror(err));
 		pid = -2;
 	}
 	close(fds[0]);
@@ -391,12 +402,15 @@ static int run_or_attach(int argc, char **argv, const char *cmd)
 		sigprocmask(SIG_BLOCK, &all, &a.sigmask);
 		child_pid = -1;
 		handle_signals();
-		pid_t pid = spawn(&a);
+		int code = NL_EXIT_FAIL;
+		pid_t pid = spawn(&a, &code);
 		if (pid > 0)
 			child_pid = pid;
 		sigprocmask(SIG_SETMASK, &a.sigmask, NULL);
-		if (pid < 0)
+		if (pid < 0) {
+			status = code;
 			goto out;
+		}
 		struct nl_proc_opts po = {0};
 		if (m->ops->add_process(m, pid, &po, err, sizeof(err)) < 0)
 			nl_cli_error(cmd, "not managing: %s", err);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -134,8 +135,9 @@ static void print_header(const struct nl_scenario *sc, const struct sim_args *a)
 
 	printf("numalot sim: %s, policy %s, seed %" PRIu64 ", os %s\n",
 	       a->scenario, nl_run_name(a->run), a->seed, os_name(sc, a));
-	printf("machine: %d NUMA nodes, %d CPUs (%s)\n", topo->nnodes,
-	       topo->ncpus, topo->source);
+	printf("machine: %d NUMA node%s, %d CPU%s (%s)\n", topo->nnodes,
+	       nl_s(topo->nnodes), topo->ncpus, nl_s(topo->ncpus),
+	       topo->source);
 	printf("%-24s %7s %8s %13s\n", "process", "pid", "threads",
 	       "completion_s");
 }
@@ -319,6 +321,34 @@ static int sim_baseline(const struct nl_scenario *sc, const struct sim_args *a)
 	return status;
 }
 
+#ifndef NUMALOT_DATADIR
+#define NUMALOT_DATADIR "/usr/local/share/numalot"
+#endif
+#define INSTALLED_SCENARIOS NUMALOT_DATADIR "/scenarios"
+
+/* A scenario not found as given is looked for by its file name among the
+ * installed ones (docs/scenarios.md); the path found, or NULL with err
+ * saying where numalot looked. */
+static const char *find_scenario(const char *name, char *buf, size_t len,
+				 char *err, size_t errlen)
+{
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	if (access(name, F_OK) == 0 || errno != ENOENT || !*base)
+		return name;
+	snprintf(buf, len, "%s/%s", INSTALLED_SCENARIOS, base);
+	if (access(buf, F_OK) == 0)
+		return buf;
+	snprintf(buf, len, "%s/set/%s", INSTALLED_SCENARIOS, base);
+	if (access(buf, F_OK) == 0)
+		return buf;
+	snprintf(err, errlen,
+		 "no scenario %s: not there, nor as %s in " INSTALLED_SCENARIOS
+		 "/ or " INSTALLED_SCENARIOS "/set/ (the installed ones)",
+		 name, base);
+	return NULL;
+}
+
 int nl_cmd_sim(int argc, char **argv)
 {
 	struct sim_args a = {0};
@@ -330,6 +360,13 @@ int nl_cmd_sim(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc > 0 ? NL_EXIT_OK : NL_EXIT_USAGE;
+	char found[4096];
+	a.scenario = find_scenario(a.scenario, found, sizeof(found), err,
+				   sizeof(err));
+	if (!a.scenario) {
+		nl_cli_error(CMD, "%s", err);
+		return NL_EXIT_USAGE;
+	}
 	rc = nl_scenario_load(a.scenario, &sc, err, sizeof(err));
 	if (rc < 0) {
 		nl_cli_error(CMD, "%s", err);

@@ -15,6 +15,11 @@
 #include "report_html.h"
 #include "report_view.h"
 
+/* Where make install puts the documents (the Makefile sets it). */
+#ifndef NUMALOT_DOCDIR
+#define NUMALOT_DOCDIR "/usr/local/share/doc/numalot"
+#endif
+
 #define CMD "report"
 
 static const char css[] =
@@ -160,7 +165,7 @@ static void header(FILE *f, const struct rv_set *set)
 	fprintf(f, "</h1><p class=\"note\">%d report%s from numalot ", set->n,
 		set->n == 1 ? "" : "s");
 	text_or(f, set->n ? rv_str(set->reports[0].r, "numalot") : NULL, "?");
-	fputs("; the format is docs/report-format.md.</p>\n", f);
+	fputs("; the format is " NUMALOT_DOCDIR "/report-format.md.</p>\n", f);
 	for (int i = 0; i < set->nproblems; i++) {
 		fputs("<p class=\"bad\">skipped ", f);
 		rv_esc(f, set->problems[i]);

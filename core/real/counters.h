@@ -54,6 +54,12 @@ void nl_counters_probe(pid_t tid, struct nl_probe *out);
 enum nl_backend nl_probe_pick(const struct nl_probe *p);
 
 /*
+ * Words for a PAPI preset this CPU lacks, given how many hardware counters
+ * PAPI finds (0: none at all); written into buf.
+ */
+void nl_probe_papi_reason(char *buf, size_t len, const char *event, int hwctrs);
+
+/*
  * Words for why perf_event_open refused (errno err), given the paranoid
  * setting and whether a PMU is present; written into buf.
  */

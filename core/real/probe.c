@@ -197,6 +197,20 @@ static void probe_perf(struct nl_probe *p, pid_t tid)
 						 : b->events[2].reason);
 }
 
+void nl_probe_papi_reason(char *buf, size_t len, const char *event, int hwctrs)
+{
+	if (hwctrs <= 0)
+		snprintf(buf, len,
+			 "missing: PAPI finds no hardware counters here, so "
+			 "no %s",
+			 event);
+	else
+		snprintf(buf, len,
+			 "missing: %s is no preset of this CPU (PAPI finds %d "
+			 "hardware counter%s, none of them for %s)",
+			 event, hwctrs, hwctrs == 1 ? "" : "s", event);
+}
+
 static void probe_papi(struct nl_probe *p, pid_t tid)
 {
 	struct nl_probe_backend *b = &p->backend[NL_BACKEND_PAPI];
@@ -225,15 +239,16 @@ static void probe_papi(struct nl_probe *p, pid_t tid)
 			 ci->name, ci->disabled_reason);
 	}
 	int present = 0;
+	char missing[96] = ""; /* the presets this CPU lacks */
 	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
 		struct nl_probe_event *e = &b->events[b->nevents++];
 		e->name = presets[i].name;
 		if (PAPI_query_event(presets[i].code) != PAPI_OK) {
-			snprintf(e->reason, sizeof(e->reason),
-				 "not available on this CPU (PAPI finds %d "
-				 "hardware "
-				 "counters)",
-				 PAPI_num_cmp_hwctrs(0));
+			nl_probe_papi_reason(e->reason, sizeof(e->reason),
+					     e->name, PAPI_num_cmp_hwctrs(0));
+			snprintf(missing + strlen(missing),
+				 sizeof(missing) - strlen(missing), "%s%s",
+				 missing[0] ? ", " : "", e->name);
 			continue;
 		}
 		/* Listed is not usable: attach to a thread and start it. */
@@ -267,8 +282,10 @@ static void probe_papi(struct nl_probe *p, pid_t tid)
 	b->available = b->events[0].available;
 	if (b->available)
 		snprintf(b->reason, sizeof(b->reason),
-			 "%d of %d presets usable per thread; %s", present,
-			 (int)(sizeof(presets) / sizeof(presets[0])),
+			 "%d of %d presets usable per thread%s%s%s; %s",
+			 present, (int)(sizeof(presets) / sizeof(presets[0])),
+			 missing[0] ? " (missing: " : "", missing,
+			 missing[0] ? ")" : "",
 			 b->events[b->nevents - 1].available
 				 ? "latency by node from load sampling"
 				 : "no latency term");

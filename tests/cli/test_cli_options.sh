@@ -37,6 +37,22 @@ for m in numalot.1 numalotd.8 numalot-spank.8; do
 			test -z "$(MANWIDTH=80 man --warnings -l "$man_dir/$m" 2>&1 >/dev/null)"
 	fi
 done
+# Every plugstack key, numalotd option and --os model the code takes is
+# in its man page (a user reading the page meets what they may write).
+src="$(dirname "$0")/../.."
+keys=$(awk '/plugstack.conf \(valid: /,/site_log\)/' "$src/spank/site.c" |
+	tr -d '"\t\n' | sed 's/.*valid: //; s/).*//; s/ //g' | tr , ' ')
+missing=$(for k in $keys; do grep -q "$k=" "$man_dir/numalot-spank.8" || echo "$k"; done)
+check "numalot-spank(8) has every plugstack key ($(echo $keys | wc -w); missing: ${missing:-none})" \
+	test -n "$keys" -a -z "$missing"
+opts=$(grep -o '{"[a-z-]*", \(required\|no\)_argument' "$src/core/agent/agent_args.c" | cut -d'"' -f2)
+missing=$(for o in $opts; do grep -qF -- "\\-\\-$(sed 's/-/\\-/g' <<<"$o")" "$man_dir/numalotd.8" || echo "$o"; done)
+check "numalotd(8) has every option ($(echo $opts | wc -w); missing: ${missing:-none})" \
+	test -n "$opts" -a -z "$missing"
+oses=$("$N" sim etc/scenarios/two-node-remote.json --os=bogus 2>&1 | sed -n 's/.*(valid: \(.*\))$/\1/p' | tr -d ,)
+missing=$(for o in $oses; do grep -qF -- "$(sed 's/-/\\-/g' <<<"$o")" "$man_dir/numalot.1" || echo "$o"; done)
+check "numalot(1) has every --os model ($oses; missing: ${missing:-none})" \
+	test -n "$oses" -a -z "$missing"
 check "numalot-spank(8) documents #SBATCH and the SLURM_SPANK_ variable" \
 	sh -c "grep -q '#SBATCH \\\\-\\\\-numalot=' '$man_dir/numalot-spank.8' && grep -q SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot '$man_dir/numalot-spank.8'"
 
@@ -115,5 +131,38 @@ check "a process never taken over is said so" \
 	sh -c "'$N' report '$T/short.json' | grep -q 'process 3 (hostname): ended before numalot took it over'"
 mkdir -p "$T/empty"
 expect_usage_error "report: a folder without reports" "a folder with no report" report "$T/empty"
+
+
+# A user's slips, said plainly (issue 26, 4).
+"$N" run -- numalot-no-such-command >"$T/out" 2>"$T/err"
+rc=$?
+check "run -- a missing command: exit 127, as a shell ($rc), 'command not found'" \
+	test $rc -eq 127 -a "$(grep -c 'command not found: "numalot-no-such-command" is not in PATH' "$T/err")" -eq 1
+printf 'echo hi\n' >"$T/noexec.sh"
+chmod 644 "$T/noexec.sh"
+"$N" run -- "$T/noexec.sh" >"$T/out" 2>"$T/err"
+rc=$?
+check "run -- a file that is not executable: exit 126 ($rc), said so" \
+	test $rc -eq 126 -a "$(grep -c 'not executable' "$T/err")" -eq 1
+"$N" status --socket="$T/no-agent.sock" >"$T/out" 2>"$T/err"
+check "status with no agent says how to start one" \
+	grep -qF "no agent at $T/no-agent.sock: No such file or directory; start one with \`numalotd\` or \`systemctl start numalotd.socket\`" "$T/err"
+expect_usage_error "sim NAME.json not here: says it looked among the installed scenarios" \
+	"nor as numalot-no-such.json in /" sim numalot-no-such.json
+check "...naming the installed folder" grep -q 'share/numalot/scenarios/ or .*share/numalot/scenarios/set/' "$T/err"
+mkdir -p "$T/job1"
+cat >"$T/one.json" <<'J'
+{"name": "one", "machine": {"topology": "numa:1 core:1 pu:1"},
+ "duration_s": 5,
+ "processes": [{"name": "solo", "kind": "compute", "threads": 1}]}
+J
+"$N" sim "$T/one.json" --seed=1 --report="$T/job1/0.vm.json" >"$T/sim.out" 2>&1
+check "sim on one node, one CPU: singular words" \
+	grep -q '^machine: 1 NUMA node, 1 CPU (' "$T/sim.out"
+"$N" report "$T/job1/" >"$T/out" 2>&1
+check "report FOLDER/: the file's path has no doubled slash" \
+	grep -qx "$T/job1/0.vm.json" "$T/out"
+check "...and one thread, one node, one CPU in the singular" \
+	test "$(grep -c 'machine: 1 NUMA node, 1 CPU (\|(solo): 1 thread, \|^  1 thread, ' "$T/out")" -eq 3
 
 [ $fails -eq 0 ]

@@ -22,11 +22,21 @@ for f in /usr/local/bin/numalot /usr/local/sbin/numalotd \
 	/usr/local/lib/systemd/system/numalotd.socket \
 	/usr/local/share/numalot/examples/numalot-textfile.sh \
 	/usr/local/share/numalot/examples/numalot-admincomment.sh \
-	/usr/local/share/numalot/doc/slurm.md \
-	/usr/local/share/numalot/doc/report-format.md \
+	/usr/local/share/doc/numalot/slurm.md \
+	/usr/local/share/doc/numalot/report-format.md \
 	/usr/local/share/numalot/scenarios/two-node-remote.json; do
 	check "installed $f" test -s "$T$f"
 done
+check "the documents are installed once (not in share/numalot/doc too)" \
+	test ! -e "$T/usr/local/share/numalot/doc"
+# The HTML report names the installed report-format.md, and it is there.
+"$T/usr/local/bin/numalot" sim etc/scenarios/two-node-remote.json --seed=1 \
+	--report="$T/r.json" >/dev/null 2>&1
+"$T/usr/local/bin/numalot" report --html="$T/r.html" "$T/r.json" >/dev/null 2>&1
+fmt=$(grep -o 'the format is [^ <]*report-format\.md' "$T/r.html" | cut -d' ' -f4)
+check "the HTML report points at the installed format (${fmt:-none})" \
+	test -n "$fmt" -a -s "$T$fmt"
+rm -f "$T/r.json" "$T/r.html"
 pd=$(tools/plugindir.sh "" /usr/local)
 check "installed the plugin in Slurm's plugin folder ($pd)" test -s "$T$pd/numalot.so"
 check "the plugin starts the installed agent" \

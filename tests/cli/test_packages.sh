@@ -21,9 +21,24 @@ if command -v rpmspec >/dev/null; then
 	check "...the Slurm version is in Release:" grep -q '^Release: *1\.slurm' "$T/spec"
 	check "...the units and plugstack.conf.d are packaged" \
 		test "$(grep -c '^/.*/numalotd\.socket$\|^/.*/numalotd\.service$\|^%config(noreplace) /etc/slurm/plugstack\.conf\.d/numalot\.conf$' "$T/spec")" -eq 3
+	check "...its License: is GPL-2.0-or-later" grep -qx 'License: *GPL-2.0-or-later' "$T/spec"
+	check "...and LICENSE is packaged as %license" grep -qx '%license LICENSE' "$T/spec"
 else
 	echo "skip: rpmspec is not installed (package rpm): the spec is not parsed"
 fi
+
+# The licence: GPL-2.0-or-later, the text in LICENSE, debian/copyright
+# machine-readable (DEP-5) with a License: paragraph for what it names.
+if [ -r /usr/share/common-licenses/GPL-2 ]; then
+	check "LICENSE is the GPL version 2" cmp -s LICENSE /usr/share/common-licenses/GPL-2
+fi
+check "debian/copyright is DEP-5 (Format: first)" \
+	grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
+	<(head -1 debian/copyright)
+check "...Files: * is GPL-2+, with the licence's own paragraph" \
+	test "$(awk -v RS= '/^Files: \*\n/ && /\nLicense: GPL-2\+(\n|$)/ {f++} /^License: GPL-2\+\n .*common-licenses\/GPL-2/ {l++} END {print f + 0, l + 0}' debian/copyright)" = "1 1"
+check "...and grants what it says (no 'not to be redistributed')" \
+	test "$(cat debian/copyright README.md | grep -ci 'not to be redistributed\|^License: none')" -eq 0
 
 if ! command -v dpkg-buildpackage >/dev/null || ! command -v dh >/dev/null; then
 	echo "skip: dpkg-buildpackage or debhelper is not installed (make deps)"
@@ -31,7 +46,11 @@ if ! command -v dpkg-buildpackage >/dev/null || ! command -v dh >/dev/null; then
 fi
 src=$T/numalot-0.1.0
 mkdir "$src"
-git ls-files -co --exclude-standard | grep -v '^build/' | tar -cf - -T - | tar -xf - -C "$src"
+git ls-files -co --exclude-standard | grep -v '^build' | tar -cf - -T - | tar -xf - -C "$src"
+# What a checkout has in build/ (the guests' kernel) outlives the build.
+mkdir -p "$src/build/guest"
+echo kernel >"$src/build/guest/kernel-keep"
+(cd "$src" && find . -type f | sort) >"$T/before"
 if ! (cd "$src" && dpkg-checkbuilddeps) >"$T/deps" 2>&1; then
 	echo "skip: the package's build dependencies are missing: $(cat "$T/deps")"
 	exit $((fails > 0))
@@ -46,6 +65,10 @@ if [ -z "$deb" ]; then
 	tail -30 "$T/build.log"
 	exit 1
 fi
+check "debian/rules clean leaves build/ alone" test -s "$src/build/guest/kernel-keep"
+new=$(cd "$src" && find . -type f | sort | comm -13 "$T/before" - | sed 's|^\./||')
+left=$(for f in $new; do git check-ignore -q --no-index "$f" || echo "$f"; done)
+check "...and what the package build leaves is in .gitignore (${left:-all})" test -z "$left"
 R=$T/root
 dpkg -x "$deb" "$R"
 pd=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm-wlm
@@ -57,6 +80,13 @@ for f in /usr/bin/numalot /usr/sbin/numalotd "$pd/numalot.so" \
 	/usr/share/numalot/scenarios/two-node-remote.json; do
 	check "the package has $f" test -s "$R$f"
 done
+check "the documents are in /usr/share/doc/numalot, once" \
+	test -s "$R/usr/share/doc/numalot/slurm.md" -a ! -e "$R/usr/share/numalot/doc"
+check "...where the HTML report points, uncompressed" \
+	grep -q /usr/share/doc/numalot/report-format.md "$R/usr/bin/numalot"
+check "...and report-format.md is there" test -s "$R/usr/share/doc/numalot/report-format.md"
+check "the package's copyright says GPL-2+" \
+	grep -qx 'License: GPL-2+' "$R/usr/share/doc/numalot/copyright"
 check "the service starts /usr/sbin/numalotd" \
 	grep -q '^ExecStart=/usr/sbin/numalotd ' "$R/lib/systemd/system/numalotd.service"
 check "the plugin is loaded as optional with default=off" \

@@ -244,7 +244,10 @@ expect2() { # description, text, args...
 	fi
 }
 expect2 "run without a command" "no command" run --policy=lbma
-expect2 "run of a missing program" "cannot run" run -- /nonexistent/prog
+"$N" run -- /nonexistent/prog >"$T/o" 2>"$T/e"
+rc=$?
+check "run of a missing program: 127, one line, 'command not found' ($rc)" \
+	test $rc -eq 127 -a "$(wc -l <"$T/e")" -eq 1 -a "$(grep -c 'command not found: "/nonexistent/prog"' "$T/e")" -eq 1
 expect2 "attach to a missing PID" "no process 999999999" attach 999999999
 expect2 "attach to a non-number" "not a process id" attach abc
 expect2 "a --nice out of range" "--nice wants a whole number from -20 to 19" \

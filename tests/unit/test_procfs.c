@@ -203,6 +203,16 @@ static void probe_reasons(void **state)
 	assert_non_null(strstr(buf, "not supported"));
 	nl_probe_perf_reason(buf, sizeof(buf), EBUSY, 2, 1);
 	assert_non_null(strstr(buf, "another tool"));
+	/* A missing preset is said to be missing, beside what PAPI finds. */
+	nl_probe_papi_reason(buf, sizeof(buf), "PAPI_FP_OPS", 20);
+	assert_non_null(strstr(buf, "missing: PAPI_FP_OPS is no preset"));
+	assert_non_null(strstr(buf, "PAPI finds 20 hardware counters, none"));
+	assert_null(strstr(buf, "not available"));
+	nl_probe_papi_reason(buf, sizeof(buf), "PAPI_L3_TCM", 1);
+	assert_non_null(strstr(buf, "1 hardware counter,"));
+	nl_probe_papi_reason(buf, sizeof(buf), "PAPI_L3_TCM", 0);
+	assert_non_null(
+		strstr(buf, "no hardware counters here, so no PAPI_L3_TCM"));
 	nl_probe_perf_reason(buf, sizeof(buf), EMFILE, 2, 1);
 	assert_non_null(strstr(buf, "RLIMIT_NOFILE"));
 }

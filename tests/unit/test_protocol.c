@@ -264,6 +264,20 @@ static void plugstack(void **state)
 	assert_non_null(strstr(msg, "imar2, monitor, off"));
 	assert_int_equal(nl_site_check_choice(&s, "lbma", &c, msg, 256), -1);
 	assert_non_null(strstr(msg, "not allowed"));
+	/* srun --numalot=lbma --numalot=imar2: refused, both named. */
+	char first[32] = "";
+	assert_int_equal(nl_site_check_repeat(first, sizeof(first), "numalot",
+					      "lbma", msg, 256),
+			 0);
+	assert_int_equal(nl_site_check_repeat(first, sizeof(first), "numalot",
+					      "lbma", msg, 256),
+			 0);
+	assert_int_equal(nl_site_check_repeat(first, sizeof(first), "numalot",
+					      "imar2", msg, 256),
+			 -1);
+	assert_string_equal(msg, "numalot: --numalot given twice, as \"lbma\" "
+				 "and \"imar2\": give it once");
+	assert_string_equal(first, "lbma");
 	assert_int_equal(nl_site_check_period(&s, "1", &p, msg, 256), 0);
 	assert_int_equal(nl_site_check_period(&s, "0.1", &p, msg, 256), -1);
 	assert_non_null(strstr(msg, "0.2 to 5"));
