@@ -146,9 +146,22 @@ static void print_help(void)
 static char first_value[4][PATH_MAX];
 static int repeated(int val, const char *optarg, int remote)
 {
-	char msg[PATH_MAX + 200];
+	char msg[PATH_MAX + 200], env[96];
 	if (remote || val < 0 || val >= 4)
 		return 0;
+	/* A value from the environment (sbatch's #SBATCH line, passed on)
+	 * comes first, and the command line may override it once. */
+	snprintf(env, sizeof(env), "SLURM_SPANK__SLURM_SPANK_OPTION_numalot_%s",
+		 numalot_options[val].name);
+	for (char *c = env; *c; c++)
+		if (*c == '-')
+			*c = '_';
+	const char *inherited = getenv(env);
+	if (inherited && !strcmp(first_value[val], inherited)) {
+		snprintf(first_value[val], sizeof(first_value[val]), "%s",
+			 optarg ? optarg : "");
+		return 0;
+	}
 	if (nl_site_check_repeat(first_value[val], sizeof(first_value[val]),
 				 numalot_options[val].name, optarg, msg,
 				 sizeof(msg)) == 0)

@@ -212,6 +212,13 @@ SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot=lbma \
 	srun -Q -n1 -w nla --numalot=monitor --numalot-report="$T/e3.json" true >e3.out 2>&1
 check "(e) ...the command line wins over it" \
 	test "$(json e3.json "r['policy']['name']" 2>/dev/null)" = monitor
+srun -Q -n1 -w nla --numalot=lbma --numalot=imar2 touch "$T/e4.ran" >e4.out 2>&1
+check "(e) a repeated --numalot with two values is refused before the job" \
+	test $? -ne 0 -a ! -e "$T/e4.ran"
+check "(e) ...naming both" grep -q 'numalot: --numalot given twice, as "lbma" and "imar2": give it once' e4.out
+srun --help >e5.out 2>&1
+check "(e) srun --help: each numalot option's text starts with [numalot]" \
+	test "$(grep -c '\[numalot\]' e5.out)" -ge 4
 cat >e2.sh <<SH
 #!/bin/bash
 #SBATCH --numalot=imar2
