@@ -56,7 +56,7 @@ check "info: the live topology, $nodes NUMA nodes" grep -q "^  $nodes NUMA nodes
 for ((n = 0; n < nodes; n++)); do
 	cpu_list "$(cat $sysnode/node$n/cpulist)"
 	c=${#CPUS[@]}
-	check "info: node $n has its $c CPUs" grep -q "^  node $n: $c CPUs" info.out
+	check "info: node $n has its $c CPUs" grep -qE "^  node $n: $c CPUs?\b" info.out
 done
 slit=$(cat $sysnode/node[0-9]*/distance)
 shown=$(sed -n '/distances (from the machine):/,$p' info.out | sed -n "2,$((nodes + 1))p" |
