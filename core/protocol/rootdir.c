@@ -65,7 +65,12 @@ int nl_owned_dir(const char *dir, int mode, uid_t owner, char *why, size_t len)
 			break;
 		}
 		size_t dl = strlen(done);
-		snprintf(done + dl, sizeof(done) - dl, "/%s", comp);
+		if (snprintf(done + dl, sizeof(done) - dl, "/%s", comp) >=
+		    (int)(sizeof(done) - dl)) {
+			rc = nl_errf(why, len, -ENAMETOOLONG, "%s is too long",
+				     dir);
+			break;
+		}
 		if (fstatat(fd, comp, &sb, AT_SYMLINK_NOFOLLOW) < 0 &&
 		    errno == ENOENT && mode) {
 			/* The mode whatever the umask. */
