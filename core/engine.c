@@ -116,7 +116,8 @@ static void note_pages(struct nl_engine *e, int pid, const double *pages)
 
 void nl_engine_read_pages(struct nl_engine *e, const struct edomain *d)
 {
-	if (!e->m->ops->node_pages || !(e->m->measured & NL_M_NODE_ACCESS))
+	if (!e->m->ops->node_pages ||
+	    !(e->m->modelled || (e->m->measured & NL_M_NODE_ACCESS)))
 		return;
 	for (size_t i = 0; i < e->nprocs; i++) {
 		double pages[NL_MAX_NODES] = {0};
@@ -186,6 +187,7 @@ static void model_domain(struct nl_engine *e, struct edomain *d, double now,
 		t->has_share = (t->acc_measured & NL_M_TASK_CLOCK) != 0;
 		t->cpu_share = pf.cpu_share;
 		d->terms_seen |= pf.terms;
+		t->process_share = pf.preferred_node < 0;
 		if (pf.preferred_node < 0) {
 			if (t->pid != last_pid) {
 				last_pid = t->pid;
@@ -476,6 +478,7 @@ int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 			.preferred_node = t->preferred_node,
 			.pref_share = t->pref_share,
 			.here_share = t->here_share,
+			.process_share = t->process_share,
 			.has_oi = t->has_oi,
 			.oi = t->oi,
 			.held = now < t->hold_until_s,

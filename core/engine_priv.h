@@ -25,6 +25,8 @@ struct ethread {
 	int has_perf, has_prev;
 	int preferred_node;
 	double pref_share, here_share; /* of its accesses: there, here */
+	/* the shares are its process's pages', not its own sampled accesses */
+	int process_share;
 	int has_oi;
 	double oi, tput;
 	int tput_ops;	     /* tput is ops/s (not the CPU share) */

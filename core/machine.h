@@ -157,8 +157,11 @@ struct nl_machine_ops {
 struct nl_machine {
 	const struct nl_machine_ops *ops;
 	const struct nl_topology *topo;
-	const char *backend; /* counter backend name: "model", "software"... */
+	const char *backend; /* counter backend name: "model-pebs", "software"... */
 	unsigned measured;   /* enum nl_measured bits this machine provides */
+	/* The simulated node: node_pages costs nothing, and is read after
+	 * every step for the report. */
+	int modelled;
 	void *priv;
 };
 

@@ -182,6 +182,29 @@ int nl_step_data_node(const struct step *st, int i)
 	if (t->pref_share < st->p->data_share ||
 	    t->pref_share < t->here_share + 0.1)
 		return -1;
+	/* Its process's pages say where the process's data is, not where
+	 * this thread's is: threads that first touched their own data hold
+	 * it where they run, beside the data all share. Only a node with
+	 * more of the pages than of the process's threads (one more thread
+	 * there still not more) calls a thread, and only from a node that
+	 * holds less than half the pages its threads would have touched
+	 * there themselves (docs/algorithms.md, "What a node can
+	 * measure"). */
+	if (t->process_share) {
+		int n = 0, on_p = 0, on_here = 0;
+		for (int j = 0; j < st->v->nthreads; j++) {
+			if (st->v->threads[j].pid != t->pid ||
+			    !nl_step_in_domain(st, j) || nl_step_idle(st, j))
+				continue;
+			int nj = nl_step_node(st, j);
+			n++;
+			on_p += nj == P;
+			on_here += nj == here;
+		}
+		if (n == 0 || t->pref_share < (double)(on_p + 1) / n ||
+		    t->here_share >= 0.5 * on_here / n)
+			return -1;
+	}
 	return P;
 }
 
@@ -464,7 +487,8 @@ static double memo_ratio(const struct step *st, const struct nl_memo *m)
 /*
  * Default rollback: each move of the last step is judged on its own
  * threads' relative perf (which a phase of the whole process does not
- * move); a swap is judged and undone as a pair, never split.
+ * move); a swap is judged and undone as a pair, never split, on the
+ * thread of the two that lost more.
  */
 static int rollback_threads(struct step *st)
 {
@@ -477,6 +501,9 @@ static int rollback_threads(struct step *st)
 		int i = find_thread(st->v, m->tid);
 		if (m->pair >= 0 && (size_t)m->pair < k)
 			continue; /* judged with its partner */
+		/* A swap is undone when either thread lost: a process ends
+		 * with its slowest thread, so a partner's gain does not pay
+		 * for a thread made slower. */
 		if (m->pair >= 0 && (size_t)m->pair < s->nlast)
 			r = sqrt(r * memo_ratio(st, &s->last[m->pair]));
 		if (i < 0 || r >= st->p->undo_threshold)

@@ -115,6 +115,10 @@ struct nl_view_thread {
 	int preferred_node; /* -1 unknown */
 	double pref_share;  /* share of its accesses (or pages) there */
 	double here_share;  /* share on the node it ran on */
+	/* the shares are its process's pages by node (no sampled accesses
+	 * of its own): they say where the process's data is, not this
+	 * thread's */
+	int process_share;
 	int has_oi;	    /* operational intensity was measured */
 	double oi;	    /* ops per byte from memory */
 	int held;	    /* moved recently (hold_s): leave it alone */

@@ -238,9 +238,7 @@ static struct json_object *processes_json(struct nl_engine *e, int domain,
 			json_object_object_add(
 				o, "pages",
 				pages_json(&ep->pg, &p[i], e->m->measured,
-					   e->m->backend &&
-						   !strcmp(e->m->backend,
-							   "model")));
+					   e->m->modelled));
 		page_readings_json(o, ep, e->m->topo->nnodes);
 		json_object_array_add(a, o);
 	}

@@ -24,6 +24,7 @@ struct nl_bench {
 	struct nl_run_result *runs;
 	int jobs;
 	double wall_s;
+	const char *counters; /* the modelled backend (observe.h) */
 };
 
 static inline struct nl_run_result *nl_bench_at(const struct nl_bench *b,

@@ -225,9 +225,10 @@ void nl_bench_print(const struct nl_bench *b, FILE *f)
 
 	fprintf(f,
 		"numalot bench: %d scenarios x %d policies x %d seeds = %d "
-		"runs, %d job%s, %.1f s\n",
+		"runs, %d job%s, %.1f s; counters: %s\n",
 		b->nscen, b->npol, b->nseeds, b->nscen * b->npol * b->nseeds,
-		b->jobs, b->jobs > 1 ? "s" : "", b->wall_s);
+		b->jobs, b->jobs > 1 ? "s" : "", b->wall_s,
+		b->counters ? b->counters : "pebs");
 	fprintf(f, "Improvement over linux: (T_linux - T) / T_linux, + is "
 		   "faster; gap to best-static: (T - T_best) / T_best, + is "
 		   "slower.\nPer scenario: mean over the seeds.\n");
@@ -383,6 +384,9 @@ int nl_bench_write_json(const struct nl_bench *b, const char *path)
 
 	json_object_object_add(o, "reference", json_object_new_string("linux"));
 	json_object_object_add(o, "seeds", json_object_new_int(b->nseeds));
+	json_object_object_add(
+		o, "counters",
+		json_object_new_string(b->counters ? b->counters : "pebs"));
 	for (int p = 0; p < b->npol; p++)
 		json_object_array_add(
 			pol, json_object_new_string(nl_run_name(b->pol[p])));

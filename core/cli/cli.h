@@ -36,6 +36,9 @@ int nl_cli_param(const char *cmd, struct nl_policy_params *p, const char *kv);
 /* --os=MODE of sim and bench into o: 0, or -1 (error printed). */
 struct nl_run_opts;
 int nl_cli_set_os(const char *cmd, const char *mode, struct nl_run_opts *o);
+/* --counters=NAME of sim (one backend of observe.h) into o. */
+int nl_cli_set_counters(const char *cmd, const char *name,
+			struct nl_run_opts *o);
 
 /* Start parsing a command's options (argv[0] is the command's name). */
 void nl_args_start(void);

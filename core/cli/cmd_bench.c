@@ -43,6 +43,7 @@ struct bench_args {
 	const char *json;
 	const char *svg;
 	const char *html;
+	const char *counters; /* comma-separated backends */
 	int nseeds;
 	int jobs;
 	struct nl_run_opts o;
@@ -111,11 +112,13 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 		{"html", required_argument, NULL, 'H'},
 		{"param", required_argument, NULL, 'P'},
 		{"os", required_argument, NULL, 'o'},
+		{"counters", required_argument, NULL, 'c'},
 		NL_ARGS_HELP,
 		{0}};
 	int c;
 
 	a->policies = DEFAULT_POLICIES;
+	a->counters = "pebs";
 	a->nseeds = 5;
 	a->jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (a->jobs < 1)
@@ -163,6 +166,9 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 		case 'o':
 			if (nl_cli_set_os(CMD, optarg, &a->o) < 0)
 				return -1;
+			break;
+		case 'c':
+			a->counters = optarg;
 			break;
 		case 'h':
 			nl_cli_usage(CMD, stdout);
@@ -447,11 +453,84 @@ static void bench_free(struct nl_bench *b)
 	free(b->pol);
 }
 
+/* The backends of list, in order, into c (room for max); how many, or -1
+ * after printing why. */
+static int parse_counters(const char *list, enum nl_sim_counters *c, int max)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	int n = 0;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		enum nl_sim_counters k;
+		int dup = 0;
+		if (nl_sim_counters_from_name(tok, &k) < 0) {
+			nl_cli_error(CMD,
+				     "--counters: unknown counter backend "
+				     "\"%s\" (valid: %s)",
+				     tok, nl_sim_counters_names());
+			free(copy);
+			return -1;
+		}
+		for (int i = 0; i < n; i++)
+			dup |= c[i] == k;
+		if (!dup && n < max)
+			c[n++] = k;
+	}
+	free(copy);
+	if (n == 0)
+		nl_cli_error(CMD, "--counters is empty (valid: %s)",
+			     nl_sim_counters_names());
+	return n ? n : -1;
+}
+
+/* path for backend c when several are run: r.json -> r.perf.json. */
+static char *output_path(const char *path, enum nl_sim_counters c, int many)
+{
+	const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+	char *out = NULL;
+
+	if (!many)
+		return strdup(path);
+	if (!dot || (slash && dot < slash))
+		dot = path + strlen(path);
+	if (asprintf(&out, "%.*s.%s%s", (int)(dot - path), path,
+		     nl_sim_counters_name(c), dot) < 0)
+		return NULL;
+	return out;
+}
+
+static int write_outputs(const struct bench_args *a, const struct nl_bench *b,
+			 enum nl_sim_counters c, int many)
+{
+	const char *paths[3] = {a->json, a->svg, a->html};
+	int status = NL_EXIT_OK;
+
+	for (int i = 0; i < 3; i++) {
+		char *p;
+		int rc;
+		if (!paths[i])
+			continue;
+		p = output_path(paths[i], c, many);
+		rc = !p		? -1
+		     : i == 0	? nl_bench_write_json(b, p)
+		     : i == 1	? nl_bench_write_svg(b, p)
+				: nl_bench_write_html(b, p);
+		if (rc < 0)
+			status = NL_EXIT_FAIL;
+		free(p);
+	}
+	return status;
+}
+
 int nl_cmd_bench(int argc, char **argv)
 {
 	struct bench_args a = {0};
 	struct nl_bench b = {0};
-	struct timespec t0, t1;
+	enum nl_sim_counters counters[NL_SIM_COUNTERS_COUNT];
+	int ncounters = 0;
 	int status = NL_EXIT_USAGE;
 
 	int rc = parse_args(argc, argv, &a);
@@ -459,28 +538,37 @@ int nl_cmd_bench(int argc, char **argv)
 		status = NL_EXIT_OK;
 	if (rc || parse_policies(a.policies, &b) < 0)
 		goto out;
-	if (load_scenarios(&a, &b) < 0)
+	ncounters = parse_counters(a.counters, counters, NL_SIM_COUNTERS_COUNT);
+	if (ncounters < 0 || load_scenarios(&a, &b) < 0)
 		goto out;
 	b.nseeds = a.nseeds;
-	b.jobs = a.jobs;
 	b.runs = calloc((size_t)b.nscen * b.nseeds * b.npol, sizeof(*b.runs));
 	status = NL_EXIT_FAIL;
 	if (!b.runs)
 		goto out;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (run_all(&b, &a.o) < 0)
-		goto out;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	b.wall_s = (double)(t1.tv_sec - t0.tv_sec) +
-		   (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	nl_bench_print(&b, stdout);
 	status = NL_EXIT_OK;
-	if (a.json && nl_bench_write_json(&b, a.json) < 0)
-		status = NL_EXIT_FAIL;
-	if (a.svg && nl_bench_write_svg(&b, a.svg) < 0)
-		status = NL_EXIT_FAIL;
-	if (a.html && nl_bench_write_html(&b, a.html) < 0)
-		status = NL_EXIT_FAIL;
+	for (int c = 0; c < ncounters && status == NL_EXIT_OK; c++) {
+		struct timespec t0, t1;
+		a.o.counters = counters[c];
+		b.counters = nl_sim_counters_name(counters[c]);
+		b.jobs = a.jobs;
+		for (size_t i = 0; i < (size_t)b.nscen * b.nseeds * b.npol;
+		     i++)
+			nl_run_result_free(&b.runs[i]);
+		if (c > 0)
+			fputc('\n', stdout);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (run_all(&b, &a.o) < 0) {
+			status = NL_EXIT_FAIL;
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		b.wall_s = (double)(t1.tv_sec - t0.tv_sec) +
+			   (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+		nl_bench_print(&b, stdout);
+		fflush(stdout);
+		status = write_outputs(&a, &b, counters[c], ncounters > 1);
+	}
 out:
 	bench_free(&b);
 	for (int i = 0; i < a.nfiles; i++)

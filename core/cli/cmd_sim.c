@@ -42,6 +42,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 	static const struct option lo[] = {
 		{"policy", required_argument, NULL, 'p'},
 		{"os", required_argument, NULL, 'o'},
+		{"counters", required_argument, NULL, 'c'},
 		{"seed", required_argument, NULL, 's'},
 		{"report", required_argument, NULL, 'r'},
 		{"param", required_argument, NULL, 'P'},
@@ -66,6 +67,10 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 			break;
 		case 'o':
 			if (nl_cli_set_os(CMD, optarg, &a->o) < 0)
+				return -1;
+			break;
+		case 'c':
+			if (nl_cli_set_counters(CMD, optarg, &a->o) < 0)
 				return -1;
 			break;
 		case 's':

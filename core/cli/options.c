@@ -69,6 +69,18 @@ int nl_cli_set_os(const char *cmd, const char *mode, struct nl_run_opts *o)
 	return 0;
 }
 
+int nl_cli_set_counters(const char *cmd, const char *name,
+			struct nl_run_opts *o)
+{
+	if (nl_sim_counters_from_name(name, &o->counters) < 0) {
+		nl_cli_error(cmd,
+			     "unknown counter backend \"%s\" (valid: %s)",
+			     name, nl_sim_counters_names());
+		return -1;
+	}
+	return 0;
+}
+
 void nl_args_start(void)
 {
 	nl_getopt_start();

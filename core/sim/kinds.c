@@ -47,13 +47,13 @@ const struct nl_param_desc nl_model_param_descs[] = {
 	{"page_move_bytes_per_s", P(page_move_bytes_per_s), 2e9, 0, 1e13,
 	 LO_OPEN, "B/s numalot's page moves copy at"},
 	{"tick_s", P(tick_s), 0.01, 1e-4, 1, 0, "s"},
-	{"noise", P(noise), 0.03, 0, 0.5, 0, "relative standard deviation"},
+	{"noise", P(noise), 0.03, 0, 0.5, 0, "relative sd of counted events over one CPU second"},
 	{"fixed_point_rounds", P(fixed_point_rounds), 8, 1, 100, INTEGER,
 	 "rounds per tick, at most"},
 	{"damping", P(damping), 0.5, 0, 1, LO_OPEN,
 	 "weight of the new contention estimate"},
-	{"latency_sample_period", P(latency_sample_period), 1000, 1, 1e9, 0,
-	 "LLC misses per latency sample"},
+	{"latency_sample_period", P(latency_sample_period), 10007, 1, 1e9, 0,
+	 "LLC misses per load-latency sample (pebs; PEBS's period)"},
 };
 
 const size_t nl_model_nparams =

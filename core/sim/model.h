@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <hwloc.h>
 
+#include "observe.h"
 #include "os_mode.h"
 #include "rng.h"
 #include "sample.h"
@@ -226,6 +227,8 @@ struct nl_model_opts {
 	/* The machine (nl_sim_create_opts) manages no process until it is
 	 * added (add_process), as on an agent's node; else all of them. */
 	int unmanaged;
+	/* What the machine's samples show (observe.h); 0: pebs. */
+	enum nl_sim_counters counters;
 };
 
 struct nl_model {

@@ -106,6 +106,7 @@ static void machine_opts(const struct nl_run_opts *o, struct nl_model_opts *mo)
 	memset(mo, 0, sizeof(*mo));
 	mo->os_set = o->os_set;
 	mo->os_mode = o->os_mode;
+	mo->counters = o->counters;
 }
 
 int nl_run_engine(const struct nl_scenario *sc, enum nl_policy_kind k,

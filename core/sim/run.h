@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "observe.h"
 #include "os_mode.h"
 #include "policy.h"
 
@@ -54,6 +55,8 @@ struct nl_run_opts {
 	int os_set;			/* override the scenario's "os" */
 	enum nl_os_mode os_mode;
 	int search_evals; /* evaluations per climb of the search */
+	/* What the policies' counters show (observe.h; 0: pebs). */
+	enum nl_sim_counters counters;
 };
 
 void nl_run_opts_default(struct nl_run_opts *o);

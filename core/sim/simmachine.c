@@ -31,6 +31,7 @@ struct sim {
 	struct nl_thread_info *tinfo;  /* [model->nthreads] */
 	struct nl_process_info *pinfo; /* [model->nprocs] */
 	struct sim_proc *procs;	       /* [model->nprocs] */
+	enum nl_sim_counters counters; /* what its samples show */
 };
 
 static const struct nl_machine_ops sim_ops;
@@ -67,40 +68,19 @@ static int sim_threads(struct nl_machine *m, const struct nl_thread_info **out,
 	return 0;
 }
 
-/* Multiplicative noise: uniform with relative standard deviation sd. */
-static double noisy(struct nl_rng *r, double v, double sd)
-{
-	if (sd <= 0 || v == 0)
-		return v;
-	return v * (1 + sd * sqrt(3.0) * (2 * nl_rng_uniform(r) - 1));
-}
-
 static int sim_sample(struct nl_machine *m, int tid, struct nl_sample *out)
 {
-	struct nl_model *md = sim_of(m)->model;
-	struct nl_model_thread *t;
-	double sd = md->p.noise;
+	struct sim *s = sim_of(m);
+	struct nl_model *md = s->model;
+	struct nl_observe_params op = {md->p.noise, md->p.latency_sample_period};
 	int rc = nl_model_take_sample(md, tid, out);
 
 	if (rc < 0)
 		return rc;
-	/* Noise on what the hardware counters would show, never on the
-	 * physics; task-clock and time are the kernel's exact accounting. */
-	t = nl_model_thread(md, tid);
-	out->instructions = noisy(&t->noise_rng, out->instructions, sd);
-	out->fp_ops = noisy(&t->noise_rng, out->fp_ops, sd);
-	out->llc_misses = noisy(&t->noise_rng, out->llc_misses, sd);
-	for (int j = 0; j < md->topo->nnodes; j++) {
-		double mean;
-
-		if (out->lat_count[j] <= 0)
-			continue;
-		mean = out->lat_sum_ns[j] / out->lat_count[j];
-		out->lat_count[j] = noisy(&t->noise_rng, out->lat_count[j], sd);
-		out->lat_sum_ns[j] =
-			out->lat_count[j] * noisy(&t->noise_rng, mean, sd);
-		out->access[j] = noisy(&t->noise_rng, out->access[j], sd);
-	}
+	/* What the backend would show, never the physics; task-clock and
+	 * time are the kernel's exact accounting. */
+	nl_observe(s->counters, &op, &nl_model_thread(md, tid)->noise_rng,
+		   md->topo->nnodes, out);
 	return 0;
 }
 
@@ -338,8 +318,10 @@ int nl_sim_create_opts(const struct nl_scenario *sc, uint64_t seed,
 					  .ppid = 1};
 	s->m.ops = &sim_ops;
 	s->m.topo = s->model->topo;
-	s->m.backend = "model";
-	s->m.measured = NL_MODEL_MEASURED;
+	s->counters = o ? o->counters : NL_SIM_PEBS;
+	s->m.backend = nl_sim_counters_backend(s->counters);
+	s->m.measured = nl_sim_counters_measured(s->counters);
+	s->m.modelled = 1;
 	s->m.priv = s;
 	*out = &s->m;
 	return 0;

@@ -120,7 +120,8 @@ static void report_fields(void **state)
 		json_object_get_string(get(get(j, "policy"), "name")), "imar2");
 	get(get(get(j, "policy"), "params"), "tickets.preferred");
 	struct json_object *c = get(j, "counters");
-	assert_string_equal(json_object_get_string(get(c, "backend")), "model");
+	assert_string_equal(json_object_get_string(get(c, "backend")),
+			    "model-pebs");
 	assert_true(json_object_get_boolean(
 		get(get(c, "measured"), "instructions")));
 	assert_true(

@@ -243,28 +243,24 @@ static void test_smt4_core_yield(void **state)
 	nl_machine_destroy(m);
 }
 
-/* Emitted counters are the physics, within the noise. */
-static void check_counters(double noise)
+/* The model's exact counters are the physics. */
+static void test_counters_match_physics(void **state)
 {
-	char text[1024];
 	struct nl_machine *m;
 	struct nl_model_thread *t;
 	struct nl_sample s;
-	double tol = noise > 0 ? 2 * noise : 1e-6, lines, lat1;
+	double tol = 1e-6, lines, lat1;
 
-	snprintf(text, sizeof(text),
-		 "{'machine': {'topology': 'numa:2 core:4 pu:1', 'noise': %g},"
-		 " 'processes': [{'kind': 'latency', 'threads': 2, "
-		 "'placement': 'first-touch', 'shared_fraction': 0.25}]}",
-		 noise);
-	m = sim(text, 7);
+	(void)state;
+	m = sim("{'machine': {'topology': 'numa:2 core:4 pu:1'},"
+		" 'processes': [{'kind': 'latency', 'threads': 2, "
+		"'placement': 'first-touch', 'shared_fraction': 0.25}]}",
+		7);
 	t = thr(m, 1001);
 	assert_int_equal(t->cpu, 4); /* second thread: the other node */
 	assert_int_equal(m->ops->wait(m, 1.0), 1);
-	assert_int_equal(m->ops->sample(m, 1001, &s), 0);
+	assert_int_equal(nl_model_take_sample(nl_sim_model(m), 1001, &s), 0);
 	assert_int_equal(s.measured, NL_MODEL_MEASURED);
-	assert_int_equal(m->measured, NL_MODEL_MEASURED);
-	assert_string_equal(m->backend, "model");
 	assert_int_equal(s.cpu, 4);
 	assert_close(s.wall_s, 1.0, 1e-9);
 	assert_close(s.task_clock_s, 1.0, 1e-9);
@@ -275,7 +271,7 @@ static void check_counters(double noise)
 	/* 3/4 private on node 1, 1/4 shared on thread 0's node 0 */
 	assert_close(s.access[1], 0.75 * lines, tol);
 	assert_close(s.access[0], 0.25 * lines, tol);
-	assert_close(s.lat_count[1], 0.75 * lines / 1000, tol);
+	assert_close(s.lat_count[1], 0.75 * lines / 10007, tol);
 	lat1 = s.lat_sum_ns[1] / s.lat_count[1];
 	assert_close(lat1, 90 * nl_sim_model(m)->mem_factor[1], tol);
 	assert_close(s.lat_sum_ns[0] / s.lat_count[0],
@@ -283,16 +279,100 @@ static void check_counters(double noise)
 			     nl_sim_model(m)->link_factor[1 * 2 + 0],
 		     tol);
 	/* Deltas: a second call right away holds nothing. */
-	assert_int_equal(m->ops->sample(m, 1001, &s), 0);
+	assert_int_equal(nl_model_take_sample(nl_sim_model(m), 1001, &s), 0);
 	assert_true(s.instructions == 0 && s.wall_s == 0);
 	nl_machine_destroy(m);
 }
 
-static void test_counters_match_physics(void **state)
+/* A machine showing backend c of the two-thread latency scenario, after
+ * wait seconds: thread 1001's sample into s. */
+static struct nl_machine *observed(enum nl_sim_counters c, double wait,
+				   struct nl_sample *s)
 {
+	struct nl_model_opts o = {.counters = c};
+	struct nl_scenario *sc;
+	struct nl_machine *m;
+	char err[256];
+
+	assert_int_equal(
+		nl_scenario_parse(
+			"{\"machine\": {\"topology\": \"numa:2 core:4 pu:1\"},"
+			" \"processes\": [{\"kind\": \"latency\", \"threads\": "
+			"2, \"shared_fraction\": 0.25, \"work\": 1e14}]}",
+			"t", NULL, &sc, err, sizeof(err)),
+		0);
+	assert_int_equal(nl_sim_create_opts(sc, 7, &o, &m, err, sizeof(err)),
+			 0);
+	nl_scenario_free(sc);
+	assert_int_equal(m->ops->wait(m, wait), 1);
+	assert_int_equal(m->ops->sample(m, 1001, s), 0);
+	return m;
+}
+
+/* What each backend shows: nothing it cannot measure, never the exact
+ * access shares; sparse latency samples; noise that grows as the thread
+ * ran less (docs/machine-model.md, "Counter backends"). */
+static void test_counter_backends(void **state)
+{
+	struct nl_machine *m;
+	struct nl_sample s;
+	double lines, n1;
+
 	(void)state;
-	check_counters(0);
-	check_counters(0.03);
+	m = observed(NL_SIM_SOFTWARE, 1.0, &s);
+	assert_string_equal(m->backend, "model-software");
+	assert_int_equal(s.measured, NL_M_TASK_CLOCK | NL_M_CPU);
+	assert_int_equal(m->measured, s.measured);
+	assert_true(s.instructions == 0 && s.llc_misses == 0);
+	assert_true(s.access[0] == 0 && s.access[1] == 0 &&
+		    s.lat_count[1] == 0);
+	assert_close(s.task_clock_s, 1.0, 1e-9);
+	nl_machine_destroy(m);
+
+	m = observed(NL_SIM_PERF, 1.0, &s);
+	assert_string_equal(m->backend, "model-perf");
+	assert_true(s.measured & NL_M_INSTRUCTIONS);
+	assert_false(s.measured & (NL_M_LATENCY | NL_M_NODE_ACCESS));
+	lines = thr(m, 1001)->traffic_bytes_per_s / 64;
+	/* Counting noise of one CPU second: about 3%, never exact. */
+	assert_true(fabs(s.llc_misses / lines - 1) < 0.15);
+	assert_true(s.llc_misses != lines);
+	assert_true(s.lat_count[0] == 0 && s.access[1] == 0);
+	nl_machine_destroy(m);
+
+	m = observed(NL_SIM_PEBS, 1.0, &s);
+	assert_string_equal(m->backend, "model-pebs");
+	assert_true(s.measured & NL_M_LATENCY);
+	assert_false(s.measured & NL_M_NODE_ACCESS);
+	assert_true(s.access[0] == 0 && s.access[1] == 0);
+	/* Samples drawn at PEBS's period: a whole number near the mean,
+	 * within five standard deviations of a Poisson draw. */
+	lines = thr(m, 1001)->traffic_bytes_per_s / 64;
+	n1 = 0.75 * lines / 10007;
+	assert_true(s.lat_count[1] == floor(s.lat_count[1]));
+	assert_true(fabs(s.lat_count[1] - n1) < 5 * sqrt(n1) + 1);
+	nl_machine_destroy(m);
+
+	/* Over a tenth of the time, the relative noise is about three
+	 * times larger: over many draws, the spread of llc_misses. */
+	double sd[2];
+	for (int k = 0; k < 2; k++) {
+		double wait = k ? 0.1 : 1.0, sum = 0, sum2 = 0;
+		m = observed(NL_SIM_PERF, wait, &s);
+		lines = thr(m, 1001)->traffic_bytes_per_s / 64 * wait;
+		for (int r = 0; r < 200; r++) {
+			double x;
+			assert_true(m->ops->wait(m, wait) == 1);
+			assert_int_equal(m->ops->sample(m, 1001, &s), 0);
+			x = s.llc_misses / lines - 1;
+			sum += x;
+			sum2 += x * x;
+		}
+		sd[k] = sqrt(sum2 / 200 - (sum / 200) * (sum / 200));
+		nl_machine_destroy(m);
+	}
+	assert_true(sd[0] > 0.015 && sd[0] < 0.05);
+	assert_true(sd[1] > 2 * sd[0] && sd[1] < 4.5 * sd[0]);
 }
 
 #define MIX                                                                    \
@@ -583,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_smt_share),
 		cmocka_unit_test(test_smt4_core_yield),
 		cmocka_unit_test(test_counters_match_physics),
+		cmocka_unit_test(test_counter_backends),
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_threads_come_and_go),
 		cmocka_unit_test(test_duration_cap),
