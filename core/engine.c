@@ -286,6 +286,8 @@ static const char *place(struct nl_engine *e, struct ethread *t, int cpu)
 	}
 	if (rc < 0)
 		return "the machine refused the move";
+	if (!t->pinned)
+		t->origin_cpu = t->cpu;
 	t->cpu = cpu;
 	t->pinned = 1;
 	return NULL;
@@ -317,6 +319,15 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 			continue;
 		}
 		if (a->kind == NL_ACT_RELEASE) {
+			/* Back where the OS had it first, when asked (the
+			 * do-no-harm check compares with the OS's placement,
+			 * not with numalot's left to the OS). */
+			if (t && t->pinned && t->alive && a->to_cpu >= 0 &&
+			    a->to_cpu != t->cpu &&
+			    hwloc_bitmap_isset(t->allowed,
+					       (unsigned)a->to_cpu) &&
+			    e->m->ops->place(e->m, t->tid, a->to_cpu) == 0)
+				t->cpu = a->to_cpu;
 			if (t && t->pinned && t->alive)
 				e->m->ops->release(e->m, t->tid);
 			if (t)
@@ -470,6 +481,7 @@ int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 			.domain = t->domain,
 			.cpu = t->cpu,
 			.pinned = t->pinned,
+			.origin_cpu = t->pinned ? t->origin_cpu : t->cpu,
 			.has_perf = t->has_perf,
 			.perf = t->perf,
 			.rel_perf = rel_i,

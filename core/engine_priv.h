@@ -34,6 +34,7 @@ struct ethread {
 	int left_node;	     /* the node its last move took it from (-1 also
 				when its data's node was not known then) */
 	double moved_s;	     /* when numalot last moved it (-1 never) */
+	int origin_cpu;	     /* while pinned: where the OS had it before */
 	int has_share;
 	double cpu_share;
 	unsigned acc_measured; /* what the last period's samples measured */

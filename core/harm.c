@@ -27,6 +27,16 @@ static double throughput(const struct step *st, int *count)
 	return sum;
 }
 
+/* Some thread of the domain has ops/s measured, not only a CPU share. */
+static int ops_measured(const struct step *st)
+{
+	for (int i = 0; i < st->v->nthreads; i++)
+		if (nl_step_in_domain(st, i) && st->v->threads[i].has_perf &&
+		    st->v->threads[i].tput_ops)
+			return 1;
+	return 0;
+}
+
 static int save_and_release(struct step *st, int count)
 {
 	struct nl_policy_state *s = st->s;
@@ -47,15 +57,23 @@ static int save_and_release(struct step *st, int count)
 		}
 		s->saved[s->nsaved++] = (struct nl_memo){
 			.tid = t->tid, .to_cpu = st->cpu[i], .pair = -1};
+		/* Back where the OS had it, so that what is measured is the
+		 * OS's placement, not numalot's left to the OS. */
+		int back = t->origin_cpu >= 0 && t->origin_cpu != st->cpu[i] &&
+				   nl_step_allows(t, t->origin_cpu)
+			       ? t->origin_cpu
+			       : -1;
 		rc = nl_plan_add(st->plan,
 				 &(struct nl_action){
 					 .kind = NL_ACT_RELEASE,
 					 .tid = t->tid,
 					 .other_tid = -1,
 					 .from_cpu = st->cpu[i],
-					 .to_cpu = -1,
+					 .to_cpu = back,
 					 .reason = "do-no-harm check: handed "
 						   "to the OS to compare"});
+		if (back >= 0)
+			nl_step_occ_move(st, i, back);
 		st->moved[i] = 1;
 	}
 	s->harm_phase = 1;
@@ -114,7 +132,12 @@ static int decide(struct step *st, double tput, int count)
 		s->harm_phase = 1;
 		return 1;
 	}
-	if (s->harm_sum / s->harm_n >= s->harm_placed * (1 - HARM_MARGIN)) {
+	/* With op counts, the OS keeps the domain unless numalot's
+	 * placement was clearly faster. A CPU share says nothing of memory
+	 * speed (no PMU): there the OS takes it back only when it gave the
+	 * domain clearly more CPU (numalot's placement crowded it). */
+	double bar = ops_measured(st) ? 1 - HARM_MARGIN : 1 + HARM_MARGIN;
+	if (s->harm_sum / s->harm_n >= s->harm_placed * bar) {
 		/* The OS does as well: leave the domain to it for a while. */
 		s->nsaved = 0;
 		s->harm_won = 1;

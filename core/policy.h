@@ -107,6 +107,7 @@ struct nl_view_thread {
 	int domain;
 	int cpu;	 /* dense CPU it is on now */
 	int pinned;	 /* numalot already bound it to one CPU */
+	int origin_cpu;	 /* where the OS had it before numalot (-1 unknown) */
 	int has_perf;	 /* perf of this period is known */
 	double perf;	 /* 3DyRM perf this period */
 	double rel_perf; /* perf / mean perf of its process */
