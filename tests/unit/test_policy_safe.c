@@ -296,12 +296,17 @@ static void harm_check(void **state)
 		double t = 1;
 		nl_policy_state_init(&s);
 		a->pinned = 1;
+		a->origin_cpu = 1;
 		a->tput = b->tput = 1e9;
+		a->tput_ops = b->tput_ops = 1;
 		b->preferred_node = 0; /* no reason to move b */
 		for (; t <= 11; t++)
 			step(NL_POLICY_LBMA, vu_view(&u, t), &s, &plan, 1);
-		/* At 11 s, 10 s after the first step: released. */
+		/* At 11 s, 10 s after the first step: released, back on
+		 * the CPU the OS had it on, so that the OS's placement is
+		 * what is measured. */
 		assert_int_equal(count_kind(&plan, NL_ACT_RELEASE), 1);
+		assert_int_equal(plan.actions[0].to_cpu, 1);
 		a->pinned = 0;
 		if (!os_wins)
 			a->tput = b->tput = 0.5e9;
@@ -334,6 +339,47 @@ static void harm_check(void **state)
 			step(NL_POLICY_LBMA, vu_view(&u, t), &s, &plan, 1);
 			assert_int_equal(count_kind(&plan, NL_ACT_RELEASE), 1);
 		}
+		nl_policy_state_free(&s);
+	}
+	setup(NULL);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/* Without op counts the check sees CPU shares only: the same share under
+ * the OS is no evidence against numalot's placement, which returns; a
+ * clearly larger one (numalot crowded the domain) keeps the OS's. */
+static void harm_check_cpu_share(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+
+	vu_init(&u, "numa:2 core:2 pu:1");
+	struct nl_view_thread *a = add(&u, 1, 1, 2, 1, 0.9);
+	struct nl_view_thread *b = add(&u, 2, 1, 0, 1, 0.9);
+	P.harm_check_s = 10;
+	P.tickets.stay = 0;
+	nl_plan_init(&plan);
+	for (int more = 0; more < 2; more++) {
+		double t = 1;
+		nl_policy_state_init(&s);
+		a->pinned = 1;
+		a->origin_cpu = 3;
+		a->tput = b->tput = 0.8; /* CPU shares */
+		a->tput_ops = b->tput_ops = 0;
+		b->preferred_node = 0;
+		for (; t <= 11; t++)
+			step(NL_POLICY_LBMA, vu_view(&u, t), &s, &plan, 1);
+		assert_int_equal(count_kind(&plan, NL_ACT_RELEASE), 1);
+		assert_int_equal(plan.actions[0].to_cpu, 3);
+		a->pinned = 0;
+		if (more)
+			a->tput = b->tput = 1.0;
+		for (int k = 0; k < 3; k++)
+			step(NL_POLICY_LBMA, vu_view(&u, ++t), &s, &plan, 1);
+		assert_int_equal(count_kind(&plan, NL_ACT_PIN), more ? 0 : 1);
 		nl_policy_state_free(&s);
 	}
 	setup(NULL);
@@ -407,6 +453,7 @@ int main(void)
 		cmocka_unit_test_setup(rollback_per_thread_and_pairs, setup),
 		cmocka_unit_test_setup(oversubscribed_hands_back, setup),
 		cmocka_unit_test_setup(harm_check, setup),
+		cmocka_unit_test_setup(harm_check_cpu_share, setup),
 		cmocka_unit_test_setup(harm_check_short_periods, setup),
 		cmocka_unit_test(profile_by_name),
 	};
