@@ -152,6 +152,24 @@ static int page_shares(struct nl_engine *e, int pid, double *share)
 	return total >= DATA_MIN_PAGES ? node : -1;
 }
 
+/*
+ * A thread's class by intensity against threshold thr, with hysteresis: it
+ * changes class only when its OI passes thr by a factor of OI_BAND either
+ * way, so a process whose phases straddle thr keeps one class
+ * (docs/algorithms.md, "Thresholds"). +1 above, -1 below.
+ */
+#define OI_BAND 1.41421356 /* sqrt(2): the band is a factor 2 wide */
+static int oi_class(int cls, double oi, double thr)
+{
+	if (cls == 0)
+		return oi > thr ? 1 : -1;
+	if (cls > 0 && oi < thr / OI_BAND)
+		return -1;
+	if (cls < 0 && oi > thr * OI_BAND)
+		return 1;
+	return cls;
+}
+
 /* Step 3: the 3DyRM model of every thread of the domain. */
 static void model_domain(struct nl_engine *e, struct edomain *d, double now,
 			 struct ethread *const *mine, size_t nmine)
@@ -203,6 +221,12 @@ static void model_domain(struct nl_engine *e, struct edomain *d, double now,
 		t->here_share = 0;
 		t->has_oi = (pf.terms & NL_T_OI) != 0;
 		t->oi = pf.oi;
+		if (t->has_oi) {
+			t->compute_cls = oi_class(t->compute_cls, pf.oi,
+						  d->params.compute_oi);
+			t->bw_cls =
+				oi_class(t->bw_cls, pf.oi, d->params.page_bw_oi);
+		}
 		t->tput_ops = (pf.terms & NL_T_OPS) != 0;
 		t->tput = t->tput_ops ? pf.ops_per_s : pf.cpu_share;
 		if (cpu >= 0 && cpu < topo->ncpus) {
@@ -493,6 +517,8 @@ int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 			.process_share = t->process_share,
 			.has_oi = t->has_oi,
 			.oi = t->oi,
+			.compute_cls = t->has_oi ? t->compute_cls : 0,
+			.bw_cls = t->has_oi ? t->bw_cls : 0,
 			.held = now < t->hold_until_s,
 			.left_node = now < t->hold_until_s ? t->left_node : -1,
 			.mem_bound = t->domain == d->id && bound,

@@ -28,6 +28,9 @@ struct ethread {
 	/* the shares are its process's pages', not its own sampled accesses */
 	int process_share;
 	int has_oi;
+	/* its class by OI, with hysteresis (engine.c, oi_class): +1 above
+	 * the threshold, -1 below, 0 not measured yet */
+	int compute_cls, bw_cls;
 	double oi, tput;
 	int tput_ops;	     /* tput is ops/s (not the CPU share) */
 	double hold_until_s; /* moved recently: the policy leaves it alone */

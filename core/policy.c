@@ -168,7 +168,9 @@ int nl_step_node(const struct step *st, int i)
 int nl_step_compute_bound(const struct step *st, int i)
 {
 	const struct nl_view_thread *t = &st->v->threads[i];
-	return st->p->compute_oi > 0 && t->has_oi && t->oi > st->p->compute_oi;
+	return st->p->compute_oi > 0 && t->has_oi &&
+	       (t->compute_cls ? t->compute_cls > 0
+			       : t->oi > st->p->compute_oi);
 }
 
 int nl_step_data_node(const struct step *st, int i)
@@ -637,7 +639,9 @@ static int moves(struct step *st, enum nl_policy_kind k, struct nl_rng *rng)
 		if (j >= quota && !nl_step_can_move(st, i))
 			continue;
 		size_t before = st->plan->n;
-		rc = nl_step_move(st, i, rng, k == NL_POLICY_IMAR2);
+		rc = nl_step_move(st, i, rng,
+				  k == NL_POLICY_IMAR2 ||
+					  st->p->judge == NL_JUDGE_THREAD);
 		planned += st->plan->n > before &&
 			   st->plan->actions[before].kind != NL_ACT_SKIP;
 	}
@@ -668,7 +672,9 @@ static int policy_moves(struct step *st, enum nl_policy_kind k,
 		if (rc)
 			return rc;
 	}
-	if (k == NL_POLICY_IMAR2) {
+	/* Every move is watched: LBMA's too, on numalot's judge (the
+	 * paper's LBMA keeps whatever its draws did). */
+	if (k == NL_POLICY_IMAR2 || p->judge == NL_JUDGE_THREAD) {
 		rc = p->judge == NL_JUDGE_TOTAL ? rollback_total(st)
 						: rollback_threads(st);
 		if (rc)

@@ -122,6 +122,9 @@ struct nl_view_thread {
 	int process_share;
 	int has_oi;	    /* operational intensity was measured */
 	double oi;	    /* ops per byte from memory */
+	/* its class against compute_oi and page_bw_oi, with hysteresis:
+	 * +1 above, -1 below, 0 none kept (the plain threshold then) */
+	int compute_cls, bw_cls;
 	int held;	    /* moved recently (hold_s): leave it alone */
 	int left_node;	    /* while held: the node it was moved from */
 	int mem_bound;	    /* its process's memory is bound by its own

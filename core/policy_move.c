@@ -263,7 +263,8 @@ static int node_owner(const struct step *st, int P)
 static int bandwidth_bound(const struct step *st, int i)
 {
 	const struct nl_view_thread *t = &st->v->threads[i];
-	return t->has_oi && t->oi < st->p->page_bw_oi;
+	return t->has_oi &&
+	       (t->bw_cls ? t->bw_cls < 0 : t->oi < st->p->page_bw_oi);
 }
 
 /*
