@@ -39,6 +39,34 @@ static inline uint64_t nl_bench_seed(int s)
 	return (uint64_t)s + 1;
 }
 
+/*
+ * --random=N --seed=S --save=DIR --perturb=F (bench_random.c): N random
+ * scenarios run after the files given.
+ */
+#define NL_BENCH_MAX_RANDOM 10000
+enum {
+	NL_BENCH_OPT_RANDOM = 'R',
+	NL_BENCH_OPT_SEED = 'E',
+	NL_BENCH_OPT_SAVE = 'D',
+	NL_BENCH_OPT_PERTURB = 'F',
+};
+struct nl_bench_random {
+	int n; /* 0: none */
+	uint64_t seed;
+	int seed_set; /* else drawn from the clock, and printed */
+	double perturb;
+	const char *save; /* the folder, or NULL */
+	char **names;	  /* [n] what the bench's files[] says for them */
+};
+/* One of those options: 0, or -1 after printing why. */
+int nl_bench_random_option(struct nl_bench_random *r, int opt, const char *arg);
+/* After the options: --seed, --save, --perturb need --random. */
+int nl_bench_random_check(const struct nl_bench_random *r);
+/* Append the scenarios to b->sc and b->files (room for r->n more), saving
+ * each when asked: 0, or a negative errno after printing why. */
+int nl_bench_random_load(struct nl_bench_random *r, struct nl_bench *b);
+void nl_bench_random_free(struct nl_bench_random *r);
+
 /* What a summary says about one policy, over every scenario and seed. */
 struct nl_bench_stats {
 	int n;

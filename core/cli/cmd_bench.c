@@ -49,6 +49,7 @@ struct bench_args {
 	struct nl_run_opts o;
 	char **files; /* scenario files, directories expanded */
 	int nfiles;
+	struct nl_bench_random rnd; /* --random and its options */
 };
 
 static int parse_count(const char *s, int lo, int hi, int *out)
@@ -113,6 +114,10 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 		{"param", required_argument, NULL, 'P'},
 		{"os", required_argument, NULL, 'o'},
 		{"counters", required_argument, NULL, 'c'},
+		{"random", required_argument, NULL, NL_BENCH_OPT_RANDOM},
+		{"seed", required_argument, NULL, NL_BENCH_OPT_SEED},
+		{"save", required_argument, NULL, NL_BENCH_OPT_SAVE},
+		{"perturb", required_argument, NULL, NL_BENCH_OPT_PERTURB},
 		NL_ARGS_HELP,
 		{0}};
 	int c;
@@ -170,6 +175,13 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 		case 'c':
 			a->counters = optarg;
 			break;
+		case NL_BENCH_OPT_RANDOM:
+		case NL_BENCH_OPT_SEED:
+		case NL_BENCH_OPT_SAVE:
+		case NL_BENCH_OPT_PERTURB:
+			if (nl_bench_random_option(&a->rnd, c, optarg) < 0)
+				return -1;
+			break;
 		case 'h':
 			nl_cli_usage(CMD, stdout);
 			return 1;
@@ -177,10 +189,13 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 			return -1;
 		}
 	}
+	if (nl_bench_random_check(&a->rnd) < 0)
+		return -1;
 	for (int i = optind; i < argc; i++)
 		if (add_path(a, argv[i]) < 0)
 			return -1;
-	if (a->nfiles == 0) {
+	/* With --random and no files, only the random scenarios. */
+	if (a->nfiles == 0 && a->rnd.n == 0) {
 		/* The source tree's set, else the installed one. */
 		struct stat st;
 		if (stat(DEFAULT_SET, &st) == 0 && S_ISDIR(st.st_mode))
@@ -242,12 +257,13 @@ static int parse_policies(const char *list, struct nl_bench *b)
 	return rc;
 }
 
-static int load_scenarios(const struct bench_args *a, struct nl_bench *b)
+static int load_scenarios(struct bench_args *a, struct nl_bench *b)
 {
 	char err[1024];
+	size_t n = (size_t)a->nfiles + (size_t)a->rnd.n;
 
-	b->sc = calloc((size_t)a->nfiles, sizeof(*b->sc));
-	b->files = calloc((size_t)a->nfiles, sizeof(*b->files));
+	b->sc = calloc(n, sizeof(*b->sc));
+	b->files = calloc(n, sizeof(*b->files));
 	if (!b->sc || !b->files)
 		return -ENOMEM;
 	for (int i = 0; i < a->nfiles; i++) {
@@ -260,7 +276,7 @@ static int load_scenarios(const struct bench_args *a, struct nl_bench *b)
 		b->files[i] = a->files[i];
 		b->nscen++;
 	}
-	return 0;
+	return nl_bench_random_load(&a->rnd, b);
 }
 
 /* Every policy of unit u (scenario u / nseeds, seed u % nseeds). */
@@ -574,5 +590,6 @@ out:
 	for (int i = 0; i < a.nfiles; i++)
 		free(a.files[i]);
 	free(a.files);
+	nl_bench_random_free(&a.rnd);
 	return status;
 }

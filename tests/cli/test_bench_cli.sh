@@ -173,4 +173,66 @@ expect_usage_error "sim: unknown OS model" "linux, linux-ideal, linux-nonuma, no
 expect_usage_error "sim: --os with a linux baseline" "--os does not apply" \
 	sim "$S" --policy=linux --os=none
 
+
+# Random scenarios (docs/scenarios.md, "Random scenarios"). Seed 3: its
+# first three scenarios run in well under a second.
+R="--random=3 --seed=3 --seeds=1 --policies=imar2 --jobs=1"
+# shellcheck disable=SC2086
+"$N" bench $R --save="$T/rand/sub" >"$T/r1" 2>"$T/r1.err"
+check "--random runs" test $? -eq 0
+check "--save writes one file per scenario, DIR made" \
+	test "$(ls "$T"/rand/sub/rand-3-000[0-2]-*.json | wc -l)" -eq 3
+check "--random and no file: the random scenarios only" \
+	test "$(grep -c '^rand-3-' "$T/r1")" -eq 9
+check "a given --seed is not announced" test ! -s "$T/r1.err"
+# shellcheck disable=SC2086
+"$N" bench $R >"$T/r2"
+check "the same command twice, the same table" \
+	cmp -s <(tail -n +2 "$T/r1") <(tail -n +2 "$T/r2")
+"$N" bench --seeds=1 --policies=imar2 --jobs=1 "$T/rand/sub" >"$T/r3"
+check "the saved files give the same table" \
+	cmp -s <(tail -n +2 "$T/r1") <(tail -n +2 "$T/r3")
+check "a saved file says what was drawn" \
+	grep -q '"description": "Random scenario 0 of --seed=3: ' \
+	"$T"/rand/sub/rand-3-0000-*.json
+"$N" bench --random=1 --seeds=1 --policies=imar2 --jobs=1 \
+	"$T/set/b-mix.json" >"$T/r4" 2>"$T/r4.err"
+seed=$(sed -n 's/^numalot bench: random scenarios from --seed=\([0-9]*\)$/\1/p' "$T/r4.err")
+check "no --seed: a fresh one, printed" test -n "$seed"
+check "files and --random: both run" \
+	test "$(grep -c '^\(b-mix\|rand-\)' "$T/r4")" -eq 6
+"$N" bench --random=1 --seed="$seed" --seeds=1 --policies=imar2 --jobs=1 \
+	"$T/set/b-mix.json" >"$T/r5"
+check "the printed seed (--seed=$seed) repeats the run" \
+	cmp -s <(tail -n +2 "$T/r4") <(tail -n +2 "$T/r5")
+"$N" bench --random=1 --seed=3 --perturb=0.5 --seeds=1 --policies=imar2 \
+	--jobs=1 --save="$T/pert" >/dev/null
+check "--perturb writes the drawn constants into the file" \
+	grep -q '"peak_ops_per_s": ' "$T"/pert/rand-3-0000-*.json
+expect_usage_error "--random=0 refused" '--random wants a whole number from 1 to 10000, not "0"' \
+	bench --random=0
+expect_usage_error "--random=x refused" '--random wants a whole number from 1 to 10000, not "x"' \
+	bench --random=x
+expect_usage_error "--random=10001 refused" '--random wants a whole number from 1 to 10000, not "10001"' \
+	bench --random=10001
+expect_usage_error "--perturb=1 refused" '--perturb wants a number from 0 to 0.9, not "1"' \
+	bench --random=1 --perturb=1
+expect_usage_error "--perturb=-0.1 refused" '--perturb wants a number from 0 to 0.9, not "-0.1"' \
+	bench --random=1 --perturb=-0.1
+expect_usage_error "--perturb=nan refused" '--perturb wants a number from 0 to 0.9, not "nan"' \
+	bench --random=1 --perturb=nan
+expect_usage_error "--seed=-1 refused" '--seed wants a whole number from 0 to 18446744073709551615, not "-1"' \
+	bench --random=1 --seed=-1
+expect_usage_error "--seed beyond 64 bits refused" '--seed wants a whole number' \
+	bench --random=1 --seed=18446744073709551616
+expect_usage_error "--seed without --random refused" \
+	"--seed applies to random scenarios only: give --random=N too" \
+	bench --seed=1 "$T/set"
+expect_usage_error "--perturb without --random refused" \
+	"--perturb applies to random scenarios only" bench --perturb=0.1 "$T/set"
+touch "$T/plain"
+expect_usage_error "--save under a file refused" \
+	"--save=$T/plain/x: cannot make that folder: Not a directory" \
+	bench --random=1 --seed=1 --save="$T/plain/x"
+
 [ $fails -eq 0 ]
