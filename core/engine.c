@@ -156,7 +156,8 @@ static int page_shares(struct nl_engine *e, int pid, double *share)
  * A thread's class by intensity against threshold thr, with hysteresis: it
  * changes class only when its OI passes thr by a factor of OI_BAND either
  * way, so a process whose phases straddle thr keeps one class
- * (docs/algorithms.md, "Thresholds"). +1 above, -1 below.
+ * (docs/algorithms.md, "Thresholds"). +1 above, -1 below; the first
+ * measured OI decides by the threshold itself.
  */
 #define OI_BAND 1.41421356 /* sqrt(2): the band is a factor 2 wide */
 static int oi_class(int cls, double oi, double thr)
@@ -224,8 +225,8 @@ static void model_domain(struct nl_engine *e, struct edomain *d, double now,
 		if (t->has_oi) {
 			t->compute_cls = oi_class(t->compute_cls, pf.oi,
 						  d->params.compute_oi);
-			t->bw_cls =
-				oi_class(t->bw_cls, pf.oi, d->params.page_bw_oi);
+			t->bw_cls = oi_class(t->bw_cls, pf.oi,
+					     d->params.page_bw_oi);
 		}
 		t->tput_ops = (pf.terms & NL_T_OPS) != 0;
 		t->tput = t->tput_ops ? pf.ops_per_s : pf.cpu_share;
@@ -451,9 +452,9 @@ static int scratch_reserve(struct nl_engine *e, size_t n)
 static int mem_bound(struct nl_engine *e, int pid)
 {
 	struct eprocess *p = nl_engine_proc(e, pid);
-	if (p)
-		return p->pg.refused;
-	return 0;
+	if (p && p->pg.refused)
+		return 1;
+	return e->m->ops->mem_bound && e->m->ops->mem_bound(e->m, pid) == 1;
 }
 
 /*

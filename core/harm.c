@@ -60,9 +60,9 @@ static int save_and_release(struct step *st, int count)
 		/* Back where the OS had it, so that what is measured is the
 		 * OS's placement, not numalot's left to the OS. */
 		int back = t->origin_cpu >= 0 && t->origin_cpu != st->cpu[i] &&
-				   nl_step_allows(t, t->origin_cpu)
-			       ? t->origin_cpu
-			       : -1;
+					   nl_step_allows(t, t->origin_cpu)
+				   ? t->origin_cpu
+				   : -1;
 		rc = nl_plan_add(st->plan,
 				 &(struct nl_action){
 					 .kind = NL_ACT_RELEASE,

@@ -108,6 +108,11 @@ struct nl_machine_ops {
 			 const struct nl_process_info **out, size_t *n);
 	/* Resident pages of pid by node (optional, may be NULL). */
 	int (*node_pages)(struct nl_machine *m, int pid, double *pages);
+	/* Optional (may be NULL): 1 when most of pid's memory is bound to
+	 * its nodes by a policy it set itself (numactl --membind: numa_maps
+	 * says "bind:"), so its pages will not follow its threads; 0 when
+	 * not, or not known yet (its pages not read). */
+	int (*mem_bound)(struct nl_machine *m, int pid);
 	/*
 	 * Move up to max_bytes of pid's pages from node `from` to node `to`
 	 * (optional, may be NULL); *moved gets the bytes moved. Memory the
@@ -157,8 +162,9 @@ struct nl_machine_ops {
 struct nl_machine {
 	const struct nl_machine_ops *ops;
 	const struct nl_topology *topo;
-	const char *backend; /* counter backend name: "model-pebs", "software"... */
-	unsigned measured;   /* enum nl_measured bits this machine provides */
+	const char *
+		backend; /* counter backend name: "model-pebs", "software"... */
+	unsigned measured; /* enum nl_measured bits this machine provides */
 	/* The simulated node: node_pages costs nothing, and is read after
 	 * every step for the report. */
 	int modelled;

@@ -192,22 +192,27 @@ int nl_step_data_node(const struct step *st, int i)
 	 * holds less than half the pages its threads would have touched
 	 * there themselves (docs/algorithms.md, "What a node can
 	 * measure"). */
-	if (t->process_share) {
-		int n = 0, on_p = 0, on_here = 0;
-		for (int j = 0; j < st->v->nthreads; j++) {
-			if (st->v->threads[j].pid != t->pid ||
-			    !nl_step_in_domain(st, j) || nl_step_idle(st, j))
-				continue;
-			int nj = nl_step_node(st, j);
-			n++;
-			on_p += nj == P;
-			on_here += nj == here;
-		}
-		if (n == 0 || t->pref_share < (double)(on_p + 1) / n ||
-		    t->here_share >= 0.5 * on_here / n)
-			return -1;
-	}
+	if (t->process_share && !nl_step_pages_say_away(st, i, P))
+		return -1;
 	return P;
+}
+
+int nl_step_pages_say_away(const struct step *st, int i, int P)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	int n = 0, on_p = 0, on_here = 0, here = nl_step_node(st, i);
+
+	for (int j = 0; j < st->v->nthreads; j++) {
+		if (st->v->threads[j].pid != t->pid ||
+		    !nl_step_in_domain(st, j) || nl_step_idle(st, j))
+			continue;
+		int nj = nl_step_node(st, j);
+		n++;
+		on_p += nj == P;
+		on_here += nj == here;
+	}
+	return n > 0 && t->pref_share >= (double)(on_p + 1) / n &&
+	       t->here_share < 0.5 * on_here / n;
 }
 
 /*
@@ -323,6 +328,14 @@ static int oversubscribed(const struct step *st)
 	return n > 0 && busy > n;
 }
 
+static int shares_with_unpinned(const struct step *st, int i)
+{
+	for (int u = st->head[st->cpu[i]]; u >= 0; u = st->next[u])
+		if (u != i && !st->v->threads[u].pinned)
+			return 1;
+	return 0;
+}
+
 /* A thread numalot pinned that shares its CPU with another busy thread is
  * handed back to the OS, whose balancer finds it a free CPU. */
 static int release_crowded(struct step *st)
@@ -333,7 +346,14 @@ static int release_crowded(struct step *st)
 		if (!nl_step_in_domain(st, i) || !st->v->threads[i].pinned ||
 		    c < 0 || st->moved[i])
 			continue;
-		if (!nl_step_crowded(st, i) || nl_step_free_cpu(st, i))
+		/* With a free CPU the policy moves it there, unless it is
+		 * held (moved or undone recently), or shares with a thread
+		 * numalot did not pin (whose own binding may leave it
+		 * nowhere else: numalot's pin took its CPU): then the OS
+		 * parts them. */
+		if (!nl_step_crowded(st, i) ||
+		    (nl_step_free_cpu(st, i) && !st->v->threads[i].held &&
+		     !shares_with_unpinned(st, i)))
 			continue;
 		rc = plan_simple(st, NL_ACT_RELEASE, i, -1,
 				 "shares its CPU: handed back to the OS");
@@ -347,6 +367,17 @@ int nl_step_crowded(const struct step *st, int i)
 	int c = st->cpu[i];
 	return c >= 0 && !nl_step_idle(st, i) &&
 	       !(st->head[c] == i && st->next[i] < 0);
+}
+
+int nl_step_crowded_by_pins(const struct step *st, int i)
+{
+	int c = st->cpu[i];
+	if (!nl_step_crowded(st, i))
+		return 0;
+	for (int u = st->head[c]; u >= 0; u = st->next[u])
+		if (u != i && st->v->threads[u].pinned && !st->moved[u])
+			return 1;
+	return st->v->threads[i].pinned && !st->moved[i];
 }
 
 /* Why thread i may be moved this step, if at all: its data is elsewhere,
@@ -365,7 +396,7 @@ static int has_reason(const struct step *st, int i)
 	 * hold_s). */
 	if (t->held)
 		return data >= 0 && data != t->left_node;
-	return data >= 0 || nl_step_crowded(st, i);
+	return data >= 0 || nl_step_crowded_by_pins(st, i);
 }
 
 struct ranked {
@@ -457,10 +488,33 @@ static void lengthen(struct nl_policy_state *s, int maxm)
 static int plan_rollback(struct step *st, const struct nl_memo *m, int i,
 			 const char *reason)
 {
+	const struct nl_policy_state *ps = st->s;
+	int partner = m->pair >= 0 && (size_t)m->pair < ps->nlast
+			      ? ps->last[m->pair].tid
+			      : -1;
 	int rc;
-	if (st->cpu[i] != m->to_cpu ||
+	if (st->moved[i] || st->cpu[i] != m->to_cpu ||
 	    !nl_step_allows(&st->v->threads[i], m->from_cpu))
 		return 0;
+	/* Its old CPU is busy now (another thread went there, or it came
+	 * from a CPU it shared): pinned back, it would share a CPU; the OS
+	 * finds it one instead. */
+	for (int u = st->head[m->from_cpu]; u >= 0; u = st->next[u])
+		if (u != i && st->v->threads[u].tid != partner) {
+			rc = nl_plan_add(
+				st->plan,
+				&(struct nl_action){
+					.kind = NL_ACT_RELEASE,
+					.tid = m->tid,
+					.other_tid = -1,
+					.from_cpu = m->to_cpu,
+					.to_cpu = -1,
+					.reason = "its move lost, and its old "
+						  "CPU is busy: handed back to "
+						  "the OS"});
+			st->moved[i] = 1;
+			return rc;
+		}
 	rc = nl_plan_add(st->plan, &(struct nl_action){.kind = NL_ACT_ROLLBACK,
 						       .tid = m->tid,
 						       .other_tid = -1,

@@ -120,19 +120,19 @@ struct nl_view_thread {
 	 * of its own): they say where the process's data is, not this
 	 * thread's */
 	int process_share;
-	int has_oi;	    /* operational intensity was measured */
-	double oi;	    /* ops per byte from memory */
+	int has_oi; /* operational intensity was measured */
+	double oi;  /* ops per byte from memory */
 	/* its class against compute_oi and page_bw_oi, with hysteresis:
 	 * +1 above, -1 below, 0 none kept (the plain threshold then) */
 	int compute_cls, bw_cls;
-	int held;	    /* moved recently (hold_s): leave it alone */
-	int left_node;	    /* while held: the node it was moved from */
-	int mem_bound;	    /* its process's memory is bound by its own
-			       policy: its pages cannot follow it */
-	double tput;	    /* ops/s, or the CPU share without op counts */
-	int tput_ops;	    /* tput is ops/s */
-	int has_share;	    /* cpu_share was measured */
-	double cpu_share;   /* CPU time over wall time, this period */
+	int held;	  /* moved recently (hold_s): leave it alone */
+	int left_node;	  /* while held: the node it was moved from */
+	int mem_bound;	  /* its process's memory is bound by its own
+			     policy: its pages cannot follow it */
+	double tput;	  /* ops/s, or the CPU share without op counts */
+	int tput_ops;	  /* tput is ops/s */
+	int has_share;	  /* cpu_share was measured */
+	double cpu_share; /* CPU time over wall time, this period */
 	const struct nl_record *record;
 	hwloc_const_bitmap_t allowed; /* dense CPUs it may ever use */
 };

@@ -67,6 +67,10 @@ static int swap_ok(const struct step *st, int i, int u, int s, int d)
 		return 1;
 	if (U->held)
 		return 0;
+	/* Its memory bound where it is (numactl --membind): its pages
+	 * would not follow it, whatever its phase now. */
+	if (U->mem_bound && U->preferred_node == D)
+		return 0;
 	if (nl_step_compute_bound(st, u) || U->preferred_node == S)
 		return 1;
 	/* Another process's (a sibling's intensity differs by its phase,
@@ -82,14 +86,23 @@ static int swap_ok(const struct step *st, int i, int u, int s, int d)
 		 * (gathering). */
 		if (st->owner_pid >= 0 && T->pid == st->owner_pid &&
 		    U->pid != st->owner_pid && Up == st->owner_node &&
-		    U->pref_share >= st->p->data_share)
+		    U->pref_share >= st->p->data_share && !U->mem_bound)
 			return 1;
+
 		/* Otherwise u is never taken farther from where most of
 		 * its accesses go. */
 		if (nl_topology_distance(topo, S, Up) >
 		    nl_topology_distance(topo, D, Up))
 			return 0;
 	}
+	/* Nothing known of where u's data is (a young process, or no
+	 * pages read): it may be all here; u stays. */
+	if (U->preferred_node < 0)
+		return 0;
+	/* Its process's pages only: u's own data may well be here. */
+	if (U->process_share &&
+	    !nl_step_pages_say_away(st, u, U->preferred_node))
+		return 0;
 	return U->preferred_node != D && U->here_share < st->p->data_share;
 }
 
@@ -348,8 +361,9 @@ static int build_options(struct step *st, int i)
 	if (st->p->dest == NL_DEST_DATA) {
 		int P = nl_step_data_node(st, i);
 		if (P < 0)
-			return nl_step_crowded(st, i) ? crowded_options(st, i)
-						      : 0;
+			return nl_step_crowded_by_pins(st, i)
+				       ? crowded_options(st, i)
+				       : 0;
 		return data_options(st, i, P);
 	}
 	nn = nodes_by_distance(topo, S, st->order);
@@ -397,7 +411,8 @@ int nl_step_move(struct step *st, int i, struct nl_rng *rng, int memo)
 {
 	const struct nl_view_thread *t = &st->v->threads[i];
 	int relief = st->p->dest == NL_DEST_DATA &&
-		     nl_step_data_node(st, i) < 0 && nl_step_crowded(st, i);
+		     nl_step_data_node(st, i) < 0 &&
+		     nl_step_crowded_by_pins(st, i);
 	int n = build_options(st, i), rc, pair = -1;
 	struct nl_action a = {.tid = t->tid,
 			      .other_tid = -1,

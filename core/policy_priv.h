@@ -39,11 +39,22 @@ void nl_step_occ_move(struct step *st, int i, int to);
 int nl_step_node(const struct step *st, int i);
 /* Data node of thread i when its data calls it elsewhere, else -1. */
 int nl_step_data_node(const struct step *st, int i);
+/*
+ * Thread i's shares are its process's pages (process_share): do they call
+ * it from its node to node P? Only when P holds more of the pages than of
+ * the process's busy threads and its own node less than half its threads'
+ * share (docs/algorithms.md, "What a node can measure").
+ */
+int nl_step_pages_say_away(const struct step *st, int i, int P);
 /* What IMAR2 judges a move of thread i by: its relative perf, or its perf
  * when it is alone in its process. */
 double nl_step_judge_metric(const struct step *st, int i);
 /* Thread i shares its CPU with another busy thread. */
 int nl_step_crowded(const struct step *st, int i);
+/* ...and numalot's pins keep it so (its own, or a co-runner's that stays
+ * pinned this step): the OS cannot part them. An unpinned crowd is the
+ * OS's to spread. */
+int nl_step_crowded_by_pins(const struct step *st, int i);
 /* Some CPU thread i may use is free. */
 int nl_step_free_cpu(const struct step *st, int i);
 /* Compute-bound: its measured OI is above compute_oi. */

@@ -44,6 +44,7 @@ struct bench_args {
 	const char *svg;
 	const char *html;
 	const char *counters; /* comma-separated backends */
+	double fail_worse;    /* --fail-worse=PCT, < 0 none */
 	int nseeds;
 	int jobs;
 	struct nl_run_opts o;
@@ -114,6 +115,7 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 		{"param", required_argument, NULL, 'P'},
 		{"os", required_argument, NULL, 'o'},
 		{"counters", required_argument, NULL, 'c'},
+		{"fail-worse", required_argument, NULL, 'W'},
 		{"random", required_argument, NULL, NL_BENCH_OPT_RANDOM},
 		{"seed", required_argument, NULL, NL_BENCH_OPT_SEED},
 		{"save", required_argument, NULL, NL_BENCH_OPT_SAVE},
@@ -124,6 +126,7 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 
 	a->policies = DEFAULT_POLICIES;
 	a->counters = "pebs";
+	a->fail_worse = -1;
 	a->nseeds = 5;
 	a->jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (a->jobs < 1)
@@ -175,6 +178,20 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 		case 'c':
 			a->counters = optarg;
 			break;
+		case 'W': {
+			char *end;
+			errno = 0;
+			a->fail_worse = strtod(optarg, &end);
+			if (!*optarg || *end || errno ||
+			    !(a->fail_worse >= 0) || a->fail_worse > 100) {
+				nl_cli_error(CMD,
+					     "--fail-worse wants a percentage "
+					     "from 0 to 100, not \"%s\"",
+					     optarg);
+				return -1;
+			}
+			break;
+		}
 		case NL_BENCH_OPT_RANDOM:
 		case NL_BENCH_OPT_SEED:
 		case NL_BENCH_OPT_SAVE:
@@ -502,6 +519,33 @@ static int parse_counters(const char *list, enum nl_sim_counters *c, int max)
 	return n ? n : -1;
 }
 
+/* --fail-worse: every run of a policy more than pct % slower than linux
+ * (makespan), told on stderr; how many. */
+static int worse_runs(const struct nl_bench *b, double pct)
+{
+	int n = 0;
+
+	for (int i = 0; i < b->nscen; i++)
+		for (int s = 0; s < b->nseeds; s++)
+			for (int p = 0; p < b->npol; p++) {
+				enum nl_policy_kind k;
+				double x = nl_bench_improvement(
+					b, i, s, p, NL_BENCH_MAKESPAN);
+				if (!nl_run_engine_policy(b->pol[p], &k) ||
+				    !(x < -pct / 100))
+					continue;
+				fprintf(stderr,
+					"numalot %s: %s, %s, seed %d, counters "
+					"%s: %.1f%% slower than linux (more "
+					"than --fail-worse=%g)\n",
+					CMD, nl_scenario_name(b->sc[i]),
+					nl_run_name(b->pol[p]), s + 1,
+					b->counters, -100 * x, pct);
+				n++;
+			}
+	return n;
+}
+
 /* path for backend c when several are run: r.json -> r.perf.json. */
 static char *output_path(const char *path, enum nl_sim_counters c, int many)
 {
@@ -530,10 +574,10 @@ static int write_outputs(const struct bench_args *a, const struct nl_bench *b,
 		if (!paths[i])
 			continue;
 		p = output_path(paths[i], c, many);
-		rc = !p		? -1
-		     : i == 0	? nl_bench_write_json(b, p)
-		     : i == 1	? nl_bench_write_svg(b, p)
-				: nl_bench_write_html(b, p);
+		rc = !p	      ? -1
+		     : i == 0 ? nl_bench_write_json(b, p)
+		     : i == 1 ? nl_bench_write_svg(b, p)
+			      : nl_bench_write_html(b, p);
 		if (rc < 0)
 			status = NL_EXIT_FAIL;
 		free(p);
@@ -546,7 +590,7 @@ int nl_cmd_bench(int argc, char **argv)
 	struct bench_args a = {0};
 	struct nl_bench b = {0};
 	enum nl_sim_counters counters[NL_SIM_COUNTERS_COUNT];
-	int ncounters = 0;
+	int ncounters = 0, worse = 0;
 	int status = NL_EXIT_USAGE;
 
 	int rc = parse_args(argc, argv, &a);
@@ -568,8 +612,7 @@ int nl_cmd_bench(int argc, char **argv)
 		a.o.counters = counters[c];
 		b.counters = nl_sim_counters_name(counters[c]);
 		b.jobs = a.jobs;
-		for (size_t i = 0; i < (size_t)b.nscen * b.nseeds * b.npol;
-		     i++)
+		for (size_t i = 0; i < (size_t)b.nscen * b.nseeds * b.npol; i++)
 			nl_run_result_free(&b.runs[i]);
 		if (c > 0)
 			fputc('\n', stdout);
@@ -584,7 +627,11 @@ int nl_cmd_bench(int argc, char **argv)
 		nl_bench_print(&b, stdout);
 		fflush(stdout);
 		status = write_outputs(&a, &b, counters[c], ncounters > 1);
+		if (a.fail_worse >= 0)
+			worse += worse_runs(&b, a.fail_worse);
 	}
+	if (worse && status == NL_EXIT_OK)
+		status = NL_EXIT_FAIL;
 out:
 	bench_free(&b);
 	for (int i = 0; i < a.nfiles; i++)

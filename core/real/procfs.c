@@ -313,7 +313,29 @@ int nl_proc_parse_numa_maps(const char *text, double *pages, int nnodes)
 	return 0;
 }
 
-int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes)
+double nl_proc_numa_maps_bound(const char *text)
+{
+	double all = 0, bound = 0;
+
+	for (const char *line = text; line && *line;) {
+		const char *eol = strchr(line, '\n');
+		size_t len = eol ? (size_t)(eol - line) : strlen(line);
+		const char *anon = memmem(line, len, " anon=", 6);
+		/* The policy is the line's second field. */
+		const char *sp = memchr(line, ' ', len);
+		if (anon) {
+			double n = strtod(anon + 6, NULL);
+			all += n;
+			if (sp && (size_t)(sp - line) + 6 <= len &&
+			    strncmp(sp + 1, "bind:", 5) == 0)
+				bound += n;
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	return all > 0 ? bound / all : 0;
+}
+
+int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes, double *bound)
 {
 	char path[64], *text;
 	int rc;
@@ -323,6 +345,8 @@ int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes)
 	if (rc < 0)
 		return rc;
 	rc = nl_proc_parse_numa_maps(text, pages, nnodes);
+	if (rc == 0 && bound)
+		*bound = nl_proc_numa_maps_bound(text);
 	if (rc == 0) /* its mappings: a line each */
 		for (const char *q = text; (q = strchr(q, '\n')); q++)
 			rc++;

@@ -59,10 +59,14 @@ int nl_proc_list_tasks(pid_t pid, pid_t **tids, size_t *n);
  * pages[node] ("N0=12 N1=3" tokens). Returns 0 or -EINVAL.
  */
 int nl_proc_parse_numa_maps(const char *text, double *pages, int nnodes);
+/* The share of the anonymous pages in that text whose mapping's policy is
+ * "bind:" (set by the process: numactl --membind, mbind), 0 when none. */
+double nl_proc_numa_maps_bound(const char *text);
 
 /* Read and parse /proc/PID/numa_maps: how many mappings it has, or
- * -ESRCH / -EACCES as the kernel says. */
-int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes);
+ * -ESRCH / -EACCES as the kernel says; *bound (may be NULL) gets
+ * nl_proc_numa_maps_bound of it. */
+int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes, double *bound);
 
 /* Read a small /proc file into a malloc'd NUL-terminated buffer. */
 int nl_proc_slurp(const char *path, char **text, size_t *len);

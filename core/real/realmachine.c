@@ -448,6 +448,12 @@ static int still(struct rproc *p, double now)
 		       PAGES_SAME * (double)p->pages_rss;
 }
 
+static int r_mem_bound(struct nl_machine *m, int pid)
+{
+	struct rproc *p = proc_of(R(m), pid);
+	return p && p->have_pages && p->bound_share > 0.5;
+}
+
 static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 {
 	struct real *r = R(m);
@@ -480,7 +486,8 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 	} else if (!p->have_pages || now - p->pages_t > every) {
 		double os[NL_MAX_NODES * 4] = {0}, was = 0, diff = 0;
 		double c0 = p->info.pages_reads ? 0 : nl_thread_cpu_s();
-		int rc = nl_proc_read_numa_maps(pid, os, NL_MAX_NODES * 4);
+		int rc = nl_proc_read_numa_maps(pid, os, NL_MAX_NODES * 4,
+						&p->bound_share);
 		if (rc < 0)
 			return rc;
 		p->pages_maps = rc;
@@ -541,6 +548,7 @@ static const struct nl_machine_ops real_ops = {
 	.now = r_now,
 	.processes = r_processes,
 	.node_pages = r_node_pages,
+	.mem_bound = r_mem_bound,
 	.move_pages = nl_real_move_pages,
 	.add_process = nl_real_add_process,
 	.forget = nl_real_forget,

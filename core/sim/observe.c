@@ -117,8 +117,9 @@ void nl_observe(enum nl_sim_counters c, const struct nl_observe_params *p,
 			n = poisson(r, s->access[j] / p->sample_period);
 		s->lat_count[j] = n;
 		s->lat_sum_ns[j] =
-			n > 0 ? n * mean * fmax(0.1, 1 + LATENCY_CV / sqrt(n) *
-								 gauss(r))
+			n > 0 ? n * mean *
+					fmax(0.1, 1 + LATENCY_CV / sqrt(n) *
+								  gauss(r))
 			      : 0;
 		s->access[j] = 0; /* no backend sees this */
 	}

@@ -30,7 +30,7 @@ unsigned nl_sim_counters_measured(enum nl_sim_counters c);
 
 /* What shapes the noise (model parameters, docs/machine-model.md). */
 struct nl_observe_params {
-	double noise;	     /* counting noise over one CPU second */
+	double noise;	      /* counting noise over one CPU second */
 	double sample_period; /* LLC misses per load-latency sample */
 };
 

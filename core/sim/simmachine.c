@@ -72,7 +72,8 @@ static int sim_sample(struct nl_machine *m, int tid, struct nl_sample *out)
 {
 	struct sim *s = sim_of(m);
 	struct nl_model *md = s->model;
-	struct nl_observe_params op = {md->p.noise, md->p.latency_sample_period};
+	struct nl_observe_params op = {md->p.noise,
+				       md->p.latency_sample_period};
 	int rc = nl_model_take_sample(md, tid, out);
 
 	if (rc < 0)
@@ -198,6 +199,13 @@ static int sim_owner(struct nl_machine *m, int pid, struct nl_proc_owner *out)
 	return 0;
 }
 
+static int sim_mem_bound(struct nl_machine *m, int pid)
+{
+	struct nl_model *md = sim_of(m)->model;
+	int i = nl_model_proc_index(md, pid);
+	return i >= 0 && md->procs[i].spec.placement == NL_PLACE_BIND;
+}
+
 static int sim_node_pages(struct nl_machine *m, int pid, double *pages)
 {
 	return nl_model_node_pages(sim_of(m)->model, pid, pages);
@@ -230,6 +238,7 @@ static const struct nl_machine_ops sim_ops = {
 	.now = sim_now,
 	.processes = sim_processes,
 	.node_pages = sim_node_pages,
+	.mem_bound = sim_mem_bound,
 	.move_pages = sim_move_pages,
 	.add_process = sim_add_process,
 	.forget = sim_forget,

@@ -276,6 +276,110 @@ static void oversubscribed_hands_back(void **state)
 	vu_free(&u);
 }
 
+/* Its process's pages only (no sampled loads of its own): they call a
+ * thread away only from a node holding less than half its threads' share
+ * of the pages, to one holding more than its threads' share. */
+static void process_pages_call_carefully(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+
+	vu_init(&u, "numa:2 core:4 pu:1");
+	/* Two threads on each node; 60% of the pages on node 0 (first-touch
+	 * with shared data on node 0): node 1's threads stay. */
+	for (int k = 0; k < 4; k++) {
+		struct nl_view_thread *t =
+			add(&u, 1 + k, 1, k < 2 ? 0 : 4 + k, 0, 0.6);
+		t->process_share = 1;
+		t->here_share = k < 2 ? 0.6 : 0.4;
+	}
+	P.tickets.stay = 0;
+	nl_plan_init(&plan);
+	nl_policy_state_init(&s);
+	assert_int_equal(step(NL_POLICY_IMAR2, vu_view(&u, 1), &s, &plan, 1),
+			 0);
+	assert_int_equal(count_kind(&plan, NL_ACT_MIGRATE), 0);
+	/* Master-initialised: 98% on node 0, 2% where two threads run. */
+	for (int k = 0; k < 4; k++) {
+		u.t[k].pref_share = 0.98;
+		u.t[k].here_share = k < 2 ? 0.98 : 0.02;
+	}
+	assert_int_equal(step(NL_POLICY_IMAR2, vu_view(&u, 2), &s, &plan, 1),
+			 0);
+	assert_true(count_kind(&plan, NL_ACT_MIGRATE) > 0);
+	for (size_t a = 0; a < plan.n; a++)
+		if (plan.actions[a].kind == NL_ACT_MIGRATE)
+			assert_int_equal(
+				u.topo->cpu_node[plan.actions[a].to_cpu], 0);
+	nl_policy_state_free(&s);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/* A thread whose memory is bound where it runs (numactl --membind) is no
+ * one's swap partner, compute-bound or not: its pages cannot follow. */
+static void bound_memory_not_evicted(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+
+	vu_init(&u, "numa:2 core:1 pu:1");
+	add(&u, 1, 1, 0, 1, 0.9);
+	struct nl_view_thread *h = add(&u, 2, 2, 1, 1, 0.9);
+	h->has_oi = 1;
+	h->oi = 1000; /* compute-bound now: a free partner, unless bound */
+	P.tickets.stay = 0;
+	nl_plan_init(&plan);
+	nl_policy_state_init(&s);
+	assert_int_equal(step(NL_POLICY_IMAR2, vu_view(&u, 1), &s, &plan, 1),
+			 0);
+	assert_int_equal(plan.actions[0].kind, NL_ACT_SWAP);
+	h->mem_bound = 1;
+	assert_int_equal(step(NL_POLICY_IMAR2, vu_view(&u, 2), &s, &plan, 1),
+			 0);
+	assert_int_equal(count_kind(&plan, NL_ACT_SWAP), 0);
+	nl_policy_state_free(&s);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/* A move that lost is not pinned back onto a CPU another thread took
+ * meanwhile: the thread goes back to the OS. */
+static void rollback_never_onto_busy_cpu(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+
+	vu_init(&u, "numa:2 core:2 pu:1");
+	struct nl_view_thread *a = add(&u, 1, 1, 2, 1, 0.9);
+	add(&u, 2, 2, 0, 0, 0.9); /* now on a's old CPU 0 */
+	add(&u, 3, 1, 3, 1, 0.9);
+	a->pinned = 1;
+	a->held = 1;
+	a->tput = 0.5e9; /* lost half against its process */
+	nl_plan_init(&plan);
+	nl_policy_state_init(&s);
+	nl_memo_add(&s, &(struct nl_memo){.tid = 1,
+					  .from_cpu = 0,
+					  .to_cpu = 2,
+					  .judge_before = 1,
+					  .pair = -1});
+	assert_int_equal(step(NL_POLICY_IMAR2, vu_view(&u, 1), &s, &plan, 1),
+			 0);
+	assert_int_equal(count_kind(&plan, NL_ACT_ROLLBACK), 0);
+	assert_int_equal(count_kind(&plan, NL_ACT_RELEASE), 1);
+	assert_int_equal(plan.actions[0].tid, 1);
+	nl_policy_state_free(&s);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
 /* Do no harm: released for a few periods; if the OS runs the domain as
  * fast, it keeps it (no moves for a while), else the placement returns. */
 static void harm_check(void **state)
@@ -452,6 +556,9 @@ int main(void)
 		cmocka_unit_test_setup(swaps_never_evict, setup),
 		cmocka_unit_test_setup(rollback_per_thread_and_pairs, setup),
 		cmocka_unit_test_setup(oversubscribed_hands_back, setup),
+		cmocka_unit_test_setup(process_pages_call_carefully, setup),
+		cmocka_unit_test_setup(bound_memory_not_evicted, setup),
+		cmocka_unit_test_setup(rollback_never_onto_busy_cpu, setup),
 		cmocka_unit_test_setup(harm_check, setup),
 		cmocka_unit_test_setup(harm_check_cpu_share, setup),
 		cmocka_unit_test_setup(harm_check_short_periods, setup),

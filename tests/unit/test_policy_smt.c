@@ -138,9 +138,10 @@ static void no_new_sharing_while_idle_core(void **state)
 	vu_free(&u);
 }
 
-/* Two threads share OS CPU 0, node 0's other cores are busy, node 1 is
- * idle: the crowded one takes an idle core of node 1, not a sibling on
- * node 0 (OS CPUs 16 to 23). */
+/* Two threads share OS CPU 0 (numalot pinned them there), node 0's other
+ * cores are busy, node 1 is idle: the crowded one takes an idle core of
+ * node 1, not a sibling on node 0 (OS CPUs 16 to 23). Unpinned, the two
+ * are the OS's to part: numalot leaves them. */
 static void crowded_takes_idle_core(void **state)
 {
 	(void)state;
@@ -149,6 +150,8 @@ static void crowded_takes_idle_core(void **state)
 	for (int c = 0; c < 8; c++)
 		add(&u, 10 + c, 1, c, 0);
 	add(&u, 1, 1, 0, 0);
+	assert_int_equal(never_onto_busy_core(&u), 0);
+	u.t[0].pinned = u.t[8].pinned = 1;
 	assert_true(never_onto_busy_core(&u) > 0);
 	vu_free(&u);
 }

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,15 @@ static void parse_numa_maps(void **state)
 		nl_proc_parse_numa_maps(" anon=2 N0=1.5 N1=2e1\n", pages, 2),
 		0);
 	assert_true(pages[0] == 1.5 && pages[1] == 20);
+	/* Under a bind: policy: 5 of the 305 anonymous pages; most, with a
+	 * large bound heap; none without. */
+	assert_true(fabs(nl_proc_numa_maps_bound(NUMA_MAPS) - 5.0 / 305) <
+		    1e-12);
+	assert_true(nl_proc_numa_maps_bound("1000 bind:0 anon=900 N0=900\n"
+					    "2000 default anon=100 N0=100\n") >
+		    0.85);
+	assert_true(nl_proc_numa_maps_bound("1000 default anon=9 N0=9\n") == 0);
+	assert_true(nl_proc_numa_maps_bound("") == 0);
 }
 
 static volatile int spin_stop;
