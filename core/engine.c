@@ -31,6 +31,7 @@ void nl_engine_free(struct nl_engine *e)
 		return;
 	for (size_t i = 0; i < e->nall; i++) {
 		hwloc_bitmap_free(e->all[i]->allowed);
+		hwloc_bitmap_free(e->all[i]->own);
 		free(e->all[i]);
 	}
 	free(e->all);
@@ -529,6 +530,7 @@ int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 			.cpu_share = t->cpu_share,
 			.record = &t->record,
 			.allowed = t->allowed,
+			.own = t->own,
 		};
 	}
 	struct nl_view v = {
@@ -583,6 +585,7 @@ int nl_engine_remove_domain(struct nl_engine *e, int domain)
 	for (size_t i = 0; i < e->nall; i++) {
 		if (e->all[i]->domain == domain) {
 			hwloc_bitmap_free(e->all[i]->allowed);
+			hwloc_bitmap_free(e->all[i]->own);
 			free(e->all[i]);
 		} else {
 			e->all[j++] = e->all[i];
@@ -628,6 +631,7 @@ int nl_engine_remove_process(struct nl_engine *e, int pid)
 	for (size_t i = 0; i < e->nall; i++) {
 		if (e->all[i]->pid == pid) {
 			hwloc_bitmap_free(e->all[i]->allowed);
+			hwloc_bitmap_free(e->all[i]->own);
 			free(e->all[i]);
 		} else {
 			e->all[j++] = e->all[i];

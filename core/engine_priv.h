@@ -16,6 +16,7 @@ struct ethread {
 	int domain;
 	unsigned long long start_time;
 	hwloc_bitmap_t allowed; /* as it was when taken over: the limit */
+	hwloc_bitmap_t own;	/* its own binding then (NULL: allowed) */
 	int cpu;
 	int pinned;
 	int alive;

@@ -106,6 +106,7 @@ static void forget_pids(struct nl_engine *e, const struct ended *drop,
 			if (d)
 				d->threads_dropped++;
 			hwloc_bitmap_free(t->allowed);
+			hwloc_bitmap_free(t->own);
 			free(t);
 		} else {
 			e->all[j++] = t;

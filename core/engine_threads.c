@@ -45,7 +45,10 @@ static struct ethread *thread_new(struct nl_engine *e,
 		e->capall = cap;
 	}
 	t->allowed = hwloc_bitmap_dup(limit);
-	if (!t->allowed) {
+	t->own = ti->affinity ? hwloc_bitmap_dup(ti->affinity) : NULL;
+	if (!t->allowed || (ti->affinity && !t->own)) {
+		hwloc_bitmap_free(t->allowed);
+		hwloc_bitmap_free(t->own);
 		free(t);
 		return NULL;
 	}
@@ -134,6 +137,7 @@ static void forget_ended(struct nl_engine *e)
 			if (d)
 				d->threads_dropped++;
 			hwloc_bitmap_free(t->allowed);
+			hwloc_bitmap_free(t->own);
 			free(t);
 			count[k - ids]--;
 			continue;

@@ -369,6 +369,27 @@ int nl_step_crowded(const struct step *st, int i)
 	       !(st->head[c] == i && st->next[i] < 0);
 }
 
+/* Some CPU of thread i's own binding (within what numalot may use) is
+ * free: the OS can move it there itself. */
+static int own_free_cpu(const struct step *st, int i)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	int c, found = 0;
+	if (!t->own)
+		return nl_step_free_cpu(st, i);
+	hwloc_bitmap_foreach_begin(c, t->own)
+	{
+		if (c >= st->v->topo->ncpus)
+			break;
+		if (nl_step_allows(t, c) && st->head[c] < 0) {
+			found = 1;
+			break;
+		}
+	}
+	hwloc_bitmap_foreach_end();
+	return found;
+}
+
 int nl_step_crowded_by_pins(const struct step *st, int i)
 {
 	int c = st->cpu[i];
@@ -377,7 +398,10 @@ int nl_step_crowded_by_pins(const struct step *st, int i)
 	for (int u = st->head[c]; u >= 0; u = st->next[u])
 		if (u != i && st->v->threads[u].pinned && !st->moved[u])
 			return 1;
-	return st->v->threads[i].pinned && !st->moved[i];
+	if (st->v->threads[i].pinned && !st->moved[i])
+		return 1;
+	/* Its own binding is full: the OS cannot part them either. */
+	return !own_free_cpu(st, i);
 }
 
 /* Why thread i may be moved this step, if at all: its data is elsewhere,

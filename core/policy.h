@@ -135,6 +135,9 @@ struct nl_view_thread {
 	double cpu_share; /* CPU time over wall time, this period */
 	const struct nl_record *record;
 	hwloc_const_bitmap_t allowed; /* dense CPUs it may ever use */
+	/* its own binding (numactl --cpunodebind, taskset), where the OS
+	 * keeps it while numalot does not pin it; NULL: allowed */
+	hwloc_const_bitmap_t own;
 };
 
 /*

@@ -51,9 +51,9 @@ int nl_step_pages_say_away(const struct step *st, int i, int P);
 double nl_step_judge_metric(const struct step *st, int i);
 /* Thread i shares its CPU with another busy thread. */
 int nl_step_crowded(const struct step *st, int i);
-/* ...and numalot's pins keep it so (its own, or a co-runner's that stays
- * pinned this step): the OS cannot part them. An unpinned crowd is the
- * OS's to spread. */
+/* ...and the OS cannot part them: numalot's pins keep it so (its own, or
+ * a co-runner's that stays pinned this step), or its own binding has no
+ * free CPU. Any other crowd is the OS's to spread. */
 int nl_step_crowded_by_pins(const struct step *st, int i);
 /* Some CPU thread i may use is free. */
 int nl_step_free_cpu(const struct step *st, int i);
