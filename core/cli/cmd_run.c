@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "engine.h"
 #include "real.h"
+#include "run_summary.h"
 #include "util.h"
 #include "writable.h"
 
@@ -319,7 +320,7 @@ static struct json_object *overhead(struct nl_engine *e, struct nl_machine *m,
 }
 
 /* Manage until the processes end, then the report (written if asked:
- * *unwritten when it could not be). */
+ * *unwritten when it could not be) and the closing line. */
 static int manage(const struct run_args *a, struct nl_machine *m,
 		  int *unwritten)
 {
@@ -356,8 +357,9 @@ static int manage(const struct run_args *a, struct nl_machine *m,
 			nl_engine_release(e, -1);
 		nl_cli_error(a->cmd, "stopped managing: %s", strerror(-rc));
 	}
+	/* The report, for the file and the closing line alike. */
+	struct json_object *r = e ? nl_engine_report(e, 0) : NULL;
 	if (a->report && e) {
-		struct json_object *r = nl_engine_report(e, 0);
 		struct json_object *o = r ? overhead(e, m, &w) : NULL;
 		if (o)
 			json_object_object_add(r, "numalot_overhead", o);
@@ -365,8 +367,13 @@ static int manage(const struct run_args *a, struct nl_machine *m,
 			rc = rc ? rc : -EIO;
 			*unwritten = 1;
 		}
-		json_object_put(r);
 	}
+	if (r) {
+		char line[512];
+		nl_run_summary(r, line, sizeof(line));
+		nl_cli_error(a->cmd, "%s", line);
+	}
+	json_object_put(r);
 	nl_engine_free(e);
 	return rc;
 }
@@ -442,9 +449,14 @@ static int run_or_attach(int argc, char **argv, const char *cmd)
 			status = NL_EXIT_FAIL;
 		}
 	} else {
+		const struct nl_process_info *p;
+		size_t n;
 		handle_signals();
 		if (attach_pids(&a, m) < 0)
 			goto out;
+		if (m->ops->processes(m, &p, &n) == 0 && n > 0)
+			nl_attach_announce(nl_policy_name(a.policy), p, n,
+					   a.children);
 		status = manage(&a, m, &unwritten) < 0 ? NL_EXIT_FAIL
 						       : NL_EXIT_OK;
 	}
