@@ -379,22 +379,36 @@ static void plan_report(spank_t sp)
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	uint32_t stepid = 0;
+	char refusal[400];
+	int implied = 0;
 	(void)ac;
 	(void)av;
-	step.choice = user_choice >= 0 ? (enum nl_choice)user_choice
-				       : site.default_choice;
-	if (site.force >= 0 && (int)step.choice != site.force) {
-		if (!spank_remote(sp) && user_choice >= 0)
+	/* A --numalot-report alone asks for monitor (docs/slurm.md). */
+	int refused = nl_site_step_choice(&site, user_choice, user_report[0],
+					  &step.choice, &implied, refusal,
+					  sizeof(refusal)) < 0;
+	if (!spank_remote(sp)) {
+		spank_context_t ctx = spank_context();
+		char msg[300];
+		if (site.force >= 0 && user_choice >= 0 &&
+		    user_choice != site.force)
 			slurm_info("numalot: this cluster forces "
 				   "--numalot=%s",
 				   nl_choice_name(site.force));
-		step.choice = (enum nl_choice)site.force;
-	}
-	if (!spank_remote(sp)) {
-		char msg[300];
 		nl_site_misconfigured(&site, msg, sizeof(msg));
 		if (msg[0])
 			slurm_error("%s", msg);
+		/* srun, sbatch, salloc: before the job. An optional plugin's
+		 * error does not stop them (Slurm goes on): exit, as an
+		 * option's error does. */
+		if (refused && (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR)) {
+			slurm_error("%s", refusal);
+			exit(1);
+		}
+		if (implied)
+			slurm_info("numalot: --numalot-report without "
+				   "--numalot: numalot watches the step "
+				   "(--numalot=monitor)");
 		return 0;
 	}
 	if (spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)

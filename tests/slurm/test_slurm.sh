@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # numalot with a real Slurm: a throw-away single-node cluster started here
-# and stopped by PID whatever happens. Cases (a) to (h) of the Slurm issue.
+# and stopped by PID whatever happens. Cases (a) to (h) of the Slurm issue;
+# (n): issue 26's item 3.
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -223,6 +224,12 @@ srun -Q --numalot=off -n1 "$W" --threads 2 --seconds 0.5 >/dev/null 2>&1
 check "(g) off: job exits 0" test $? -eq 0
 check "(g) no task registered with the agent" test "$(grep -c "task pid" agent.log)" -eq "$before"
 check "(g) no report written" test "$(ls -d numalot-* 2>/dev/null | wc -l)" -eq 0
+# (n) --numalot-report alone, the site's default off: the step is
+# watched (monitor) and the report written (issue 26, item 3).
+srun -Q -n1 --numalot-report="$T/n.json" sleep 1 >n.out 2>&1
+check "(n) --numalot-report alone: the job exits 0" test $? -eq 0
+check "(n) ...its report, policy monitor" test "$(json n.json "r['policy']['name']" 2>/dev/null)" = monitor
+check "(n) ...and srun says so" grep -q "numalot watches the step (--numalot=monitor)" n.out
 
 # (g2) an agent that cannot be started: the job runs as if numalot were
 # off; the report and the log say why.
@@ -243,6 +250,14 @@ plugstack allow=imar2,monitor
 srun -Q --numalot=lbma true >h2.out 2>&1
 check "(h) allow= rejects lbma" test $? -ne 0
 check "(h) ...with a clear message" grep -q 'policy "lbma" is not allowed on this cluster (allowed: imar2, monitor, off)' h2.out
+plugstack allow=imar2,lbma
+srun -Q -n1 --numalot-report="$T/n2.json" touch "$T/n2.ran" >n2.out 2>&1
+check "(n) --numalot-report alone where monitor is not allowed: refused" test $? -ne 0 -a ! -e "$T/n2.ran"
+check "(n) ...saying why and what is allowed" \
+	grep -q "numalot-report needs numalot on for the step; alone it asks for monitor, which this cluster does not allow (allowed: imar2, lbma, off): add --numalot=POLICY" n2.out
+echo "optional $ROOT/$B/numalot.so $BASE allow=imar2,lbma" >"$T/plugstack.conf"
+srun -Q -n1 --numalot-report="$T/n3.json" touch "$T/n3.ran" >n3.out 2>&1
+check "(n) ...and so with the plugin optional" test $? -ne 0 -a ! -e "$T/n3.ran"
 plugstack bogus_key=1 period=abc
 srun -Q -n1 true >h3.out 2>&1
 check "(h) a bad plugstack argument does not stop jobs" test $? -eq 0
