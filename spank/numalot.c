@@ -28,6 +28,7 @@
 #include <slurm/spank.h>
 
 #include "agentctl.h"
+#include "early.h"
 #include "nodename.h"
 #include "protocol.h"
 #include "report_path.h"
@@ -421,6 +422,12 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	if (!step.active || getuid() != 0)
 		return 0;
 	plan_report(sp);
+	/* The report the user asked for is checked by each task, before
+	 * the program (early.h). */
+	if (step.user_copy && user_report[0] && nl_early_setup() < 0)
+		slurm_error("numalot: --numalot-report=%s cannot be checked "
+			    "before the tasks start: %m",
+			    user_report);
 	/* Before the tasks are forked, so that a task can tell its user
 	 * (task_init) when the agent is not there. The step waits on the
 	 * agent at most wait= in all (docs/slurm.md). */
@@ -433,13 +440,27 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* In the task, before it runs the user's program: its stderr is srun's. */
+/* In the task, as the job's user, before it runs the user's program:
+ * its stderr is srun's. */
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	uint32_t taskid = 1;
+	char msg[PATH_MAX + 1400];
+	int local = 0;
 	(void)ac;
 	(void)av;
-	if (!spank_remote(sp) || !step.active || !step.failed)
+	if (!spank_remote(sp) || !step.active)
+		return 0;
+	/* A report asked for that cannot be written: the program does not
+	 * start (an optional plugin's error would not stop it), said once
+	 * a node. */
+	if (nl_early_check(user_report, msg, sizeof(msg)) < 0) {
+		if (spank_get_item(sp, S_TASK_ID, &local) != ESPANK_SUCCESS ||
+		    local == 0)
+			fprintf(stderr, "%s\n", msg);
+		_exit(2);
+	}
+	if (!step.failed)
 		return 0;
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &taskid) == ESPANK_SUCCESS &&
 	    taskid == 0)
@@ -499,6 +520,16 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
 		ssize_t n = readlink(link, step.cwd, sizeof(step.cwd) - 1);
 		step.cwd[n > 0 ? n : 0] = 0;
+	}
+	/* Where the report the user asked for goes, for the task to check
+	 * before it runs the program (task_init). */
+	if (step.user_copy && user_report[0]) {
+		struct step_names n;
+		char path[4096];
+		step_names(sp, &n);
+		if (nl_path_expand(step.pattern, step.cwd, &n.ids, path,
+				   sizeof(path)) == 0)
+			nl_early_note(path);
 	}
 	if (step.failed)
 		return 0;
@@ -570,6 +601,9 @@ static void finish(spank_t sp)
 		return;
 	step.finished = 1;
 	step_names(sp, &n);
+	/* A task refused the report before its program: said then. */
+	if (nl_early_refused())
+		step.user_copy = 0;
 	if (step.user_copy && nl_path_expand(step.pattern, step.cwd, &n.ids,
 					     path, sizeof(path)) < 0) {
 		slurm_error("numalot: --numalot-report=%s makes a path over "

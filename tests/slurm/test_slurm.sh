@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # numalot with a real Slurm: a throw-away single-node cluster started here
 # and stopped by PID whatever happens. Cases (a) to (h) of the Slurm issue;
-# (n): issue 26's item 3.
+# (f2) and (n): issue 26's items 2 and 3.
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -215,6 +215,25 @@ su nobody -s /bin/sh -c "'$ROOT/$B/numalot' request --socket='$SOCK' \
 	'{\"v\":1,\"op\":\"register\",\"job\":99,\"step\":0,\"uid\":0,\"pid\":$rootpid,\"policy\":\"lbma\",\"cpus\":\"0\"}'" >f2.out 2>&1
 check "(f) nobody registering as root is refused" grep -q '"permission"' f2.out
 kill $rootpid
+# (f2) a report nobody may not write (a folder of root's): srun fails
+# before the program runs, saying so once; the step's end does not try
+# again (issue 26, item 2).
+mkdir -p "$T/rootonly" && chmod 755 "$T/rootonly"
+(cd "$T/nobody" && srun -Q --uid=nobody --numalot=monitor -n1 \
+	--numalot-report="$T/rootonly/%j.json" touch "$T/nobody/f2.ran" >"$T/f2.out" 2>&1)
+rc=$?
+check "(f2) a report nobody cannot write: srun fails ($rc)" test $rc -ne 0
+check "(f2) ...before the program ran" test ! -e "$T/nobody/f2.ran"
+check "(f2) ...saying which file and why" \
+	grep -q "numalot: cannot write report $T/rootonly/[0-9]*.json: Permission denied; the program was not started" f2.out
+check "(f2) ...once" test "$(grep -c 'cannot write' f2.out)" -eq 1
+# ...the same with the plugin optional, as sites load it: Slurm goes on
+# past an optional plugin's failing hook, so the task stops itself.
+echo "optional $ROOT/$B/numalot.so $BASE" >"$T/plugstack.conf"
+(cd "$T/nobody" && srun -Q --uid=nobody --numalot=monitor -n1 \
+	--numalot-report="$T/rootonly/%j.json" touch "$T/nobody/f2b.ran" >"$T/f2b.out" 2>&1)
+check "(f2) ...and so with the plugin optional" test $? -ne 0 -a ! -e "$T/nobody/f2b.ran"
+plugstack
 
 # (g) no option, or off: no agent contact, no report.
 before=$(grep -c "task pid" agent.log)
