@@ -1,11 +1,13 @@
 /*
  * numalot SPANK plugin: srun --numalot=imar2|lbma|monitor|off.
  *
- * Thin by design: options and site policy here; every decision is the
- * agent's (numalotd). On the node, each task is registered with the agent
- * from task_post_fork; at step end the plugin fetches the report and writes
- * it as the job's user. Nothing here may hurt a job: every failure is
- * logged and the step runs on as if numalot were off.
+ * Thin by design: the options (options.c) and site policy here; every
+ * decision is the agent's (numalotd). On the node, each task is
+ * registered with the agent from task_post_fork; at step end the plugin
+ * fetches the report and writes it as the job's user. Nothing here may
+ * hurt a job: every failure is logged and the step runs on as if numalot
+ * were off; only a report the user named and could not write stops the
+ * tasks, before their program (early.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,11 +30,12 @@
 #include <slurm/spank.h>
 
 #include "agentctl.h"
+#include "early.h"
 #include "nodename.h"
+#include "options.h"
 #include "protocol.h"
 #include "report_path.h"
 #include "site.h"
-#include "version.h"
 
 SPANK_PLUGIN(numalot, 1);
 
@@ -47,12 +50,6 @@ SPANK_PLUGIN(numalot, 1);
 
 static struct nl_site site;
 static int site_ready;
-
-/* What the user asked for (option callbacks). */
-static int user_choice = -1;
-static char user_report[1024];
-static double user_period;
-static int user_bindings = -1; /* --numalot-bindings: 1 keep, 0 free */
 
 /* This step on this node. */
 static struct {
@@ -90,164 +87,6 @@ static void gather(const char *msg)
 			 strncmp(msg, "numalot: ", 9) ? msg : msg + 9);
 }
 
-static int opt_policy(int val, const char *optarg, int remote);
-static int opt_report(int val, const char *optarg, int remote);
-static int opt_period(int val, const char *optarg, int remote);
-static int opt_bindings(int val, const char *optarg, int remote);
-
-/* Registered from slurm_spank_init in every context (srun, sbatch,
- * salloc, slurmstepd), not through the spank_options symbol. val is the
- * option's index (repeated()); usage starts with [numalot], as pyxis's. */
-static struct spank_option numalot_options[] = {
-	{"numalot", "POLICY",
-	 "[numalot] Migrate the job's threads between NUMA nodes with POLICY: "
-	 "imar2, "
-	 "lbma, monitor (observe only) or off. --numalot=help lists what "
-	 "this cluster allows.",
-	 1, 0, opt_policy},
-	{"numalot-report", "PATTERN",
-	 "[numalot] Where numalot writes its JSON report of each step and "
-	 "node, with "
-	 "srun's tokens (%j job, %s step, %N node, %u user, %x job name...; "
-	 "default " NL_REPORT_PATTERN " in the working directory).",
-	 1, 1, opt_report},
-	{"numalot-bindings", "keep|free",
-	 "[numalot] keep: numalot never moves a task's thread outside the "
-	 "task's own "
-	 "CPU binding (--cpu-bind, numactl); free: anywhere in the step's "
-	 "allocation (the site sets the default).",
-	 1, 2, opt_bindings},
-	{"numalot-period", "SECONDS",
-	 "[numalot] numalot's sampling period (the site sets the bounds).", 1,
-	 3, opt_period},
-	SPANK_OPTIONS_TABLE_END};
-
-static void print_help(void)
-{
-	char list[64];
-	nl_site_allowed_list(&site, list, sizeof(list));
-	printf("numalot %s: thread migration between NUMA nodes\n"
-	       "  --numalot=imar2    IMAR2: move under-performing threads, "
-	       "roll back moves that hurt\n"
-	       "  --numalot=lbma     LBMA: lottery-based migration of random "
-	       "threads\n"
-	       "  --numalot=monitor  observe and report only\n"
-	       "  --numalot=off      leave the job alone\n"
-	       "This cluster: allowed %s; default %s%s%s; period %g s "
-	       "(%g to %g)\n",
-	       NUMALOT_VERSION, list, nl_choice_name(site.default_choice),
-	       site.force >= 0 ? "; forced " : "",
-	       site.force >= 0 ? nl_choice_name(site.force) : "", site.period_s,
-	       site.min_period_s, site.max_period_s);
-}
-
-/* The first value of each option in srun: a second, different one is
- * refused (slurm_spank_init registers the options; val indexes them). */
-static char first_value[4][PATH_MAX];
-static int repeated(int val, const char *optarg, int remote)
-{
-	char msg[PATH_MAX + 200], env[96];
-	if (remote || val < 0 || val >= 4)
-		return 0;
-	/* A value from the environment (sbatch's #SBATCH line, passed on)
-	 * comes first, and the command line may override it once. */
-	snprintf(env, sizeof(env), "SLURM_SPANK__SLURM_SPANK_OPTION_numalot_%s",
-		 numalot_options[val].name);
-	for (char *c = env; *c; c++)
-		if (*c == '-')
-			*c = '_';
-	const char *inherited = getenv(env);
-	if (inherited && !strcmp(first_value[val], inherited)) {
-		snprintf(first_value[val], sizeof(first_value[val]), "%s",
-			 optarg ? optarg : "");
-		return 0;
-	}
-	if (nl_site_check_repeat(first_value[val], sizeof(first_value[val]),
-				 numalot_options[val].name, optarg, msg,
-				 sizeof(msg)) == 0)
-		return 0;
-	slurm_error("%s", msg);
-	return 1;
-}
-
-static int opt_policy(int val, const char *optarg, int remote)
-{
-	char msg[256];
-	enum nl_choice c;
-	if (repeated(val, optarg, remote))
-		return -1;
-	if (optarg && !strcmp(optarg, "help")) {
-		if (!remote) {
-			print_help();
-			exit(0);
-		}
-		return 0;
-	}
-	if (nl_site_check_choice(&site, optarg, &c, msg, sizeof(msg)) < 0) {
-		if (remote) {
-			/* Never fail a task on the node: leave it alone. */
-			slurm_error("%s; numalot is off for this step", msg);
-			user_choice = NL_CHOICE_OFF;
-			return 0;
-		}
-		slurm_error("%s", msg);
-		return -1;
-	}
-	user_choice = (int)c;
-	return 0;
-}
-
-static int opt_report(int val, const char *optarg, int remote)
-{
-	char msg[200];
-	if (repeated(val, optarg, remote))
-		return -1;
-	if (!optarg || strlen(optarg) >= sizeof(user_report) - 8) {
-		slurm_error("numalot: --numalot-report: the pattern is over "
-			    "%zu characters",
-			    sizeof(user_report) - 8);
-		return remote ? 0 : -1;
-	}
-	if (nl_path_check(optarg, msg, sizeof(msg)) < 0) {
-		slurm_error("numalot: --numalot-report=%s: %s", optarg, msg);
-		return remote ? 0 : -1;
-	}
-	if (!remote && site.user_reports == NL_USER_REPORTS_NEVER)
-		slurm_info("numalot: this cluster keeps numalot's reports for "
-			   "its administrators (user_reports=never): "
-			   "--numalot-report is ignored");
-	strcpy(user_report, optarg);
-	return 0;
-}
-
-static int opt_bindings(int val, const char *optarg, int remote)
-{
-	if (repeated(val, optarg, remote))
-		return -1;
-	if (optarg && (!strcmp(optarg, "keep") || !strcmp(optarg, "free"))) {
-		user_bindings = !strcmp(optarg, "keep");
-		return 0;
-	}
-	slurm_error("numalot: --numalot-bindings wants keep or free, not "
-		    "\"%s\"",
-		    optarg ? optarg : "");
-	return remote ? 0 : -1;
-}
-
-static int opt_period(int val, const char *optarg, int remote)
-{
-	char msg[256];
-	if (repeated(val, optarg, remote))
-		return -1;
-	if (nl_site_check_period(&site, optarg, &user_period, msg,
-				 sizeof(msg)) < 0) {
-		slurm_error("%s", msg);
-		user_period = 0;
-		return remote ? 0 : -1;
-	}
-	return 0;
-}
-
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	spank_context_t ctx = spank_context();
@@ -263,9 +102,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	if (site_errors[0])
 		slurm_info("numalot: plugstack.conf: %s", site_errors);
 	site_ready = 1;
-	for (struct spank_option *o = numalot_options; o->name; o++)
-		if (spank_option_register(sp, o) != ESPANK_SUCCESS)
-			slurm_error("numalot: cannot register --%s", o->name);
+	nl_options_register(sp, &site);
 	return 0; /* never fail here: a remote failure drains the node */
 }
 
@@ -354,11 +191,12 @@ static void plan_report(spank_t sp)
 	uint32_t nnodes = 1;
 	int argc = 0;
 	char **argv = NULL;
-	const char *pattern = user_report[0] ? user_report : NL_REPORT_PATTERN;
+	const char *pattern =
+		nl_user.report[0] ? nl_user.report : NL_REPORT_PATTERN;
 
 	step.user_copy = site.user_reports == NL_USER_REPORTS_ALWAYS ||
 			 (site.user_reports == NL_USER_REPORTS_REQUEST &&
-			  (user_choice >= 0 || user_report[0]));
+			  (nl_user.choice >= 0 || nl_user.report[0]));
 	snprintf(step.pattern, sizeof(step.pattern), "%s", pattern);
 	/* A step on several nodes never writes two nodes to one file. */
 	if (spank_get_item(sp, S_JOB_NNODES, &nnodes) == ESPANK_SUCCESS &&
@@ -379,22 +217,37 @@ static void plan_report(spank_t sp)
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	uint32_t stepid = 0;
+	char refusal[400];
+	int implied = 0;
 	(void)ac;
 	(void)av;
-	step.choice = user_choice >= 0 ? (enum nl_choice)user_choice
-				       : site.default_choice;
-	if (site.force >= 0 && (int)step.choice != site.force) {
-		if (!spank_remote(sp) && user_choice >= 0)
+	/* A --numalot-report alone asks for monitor (docs/slurm.md). */
+	int refused =
+		nl_site_step_choice(&site, nl_user.choice, nl_user.report[0],
+				    &step.choice, &implied, refusal,
+				    sizeof(refusal)) < 0;
+	if (!spank_remote(sp)) {
+		spank_context_t ctx = spank_context();
+		char msg[300];
+		if (site.force >= 0 && nl_user.choice >= 0 &&
+		    nl_user.choice != site.force)
 			slurm_info("numalot: this cluster forces "
 				   "--numalot=%s",
 				   nl_choice_name(site.force));
-		step.choice = (enum nl_choice)site.force;
-	}
-	if (!spank_remote(sp)) {
-		char msg[300];
 		nl_site_misconfigured(&site, msg, sizeof(msg));
 		if (msg[0])
 			slurm_error("%s", msg);
+		/* srun, sbatch, salloc: before the job. An optional plugin's
+		 * error does not stop them (Slurm goes on): exit, as an
+		 * option's error does. */
+		if (refused && (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR)) {
+			slurm_error("%s", refusal);
+			exit(1);
+		}
+		if (implied)
+			slurm_info("numalot: --numalot-report without "
+				   "--numalot: numalot watches the step "
+				   "(--numalot=monitor)");
 		return 0;
 	}
 	if (spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
@@ -407,6 +260,12 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	if (!step.active || getuid() != 0)
 		return 0;
 	plan_report(sp);
+	/* The report the user asked for is checked by each task, before
+	 * the program (early.h). */
+	if (step.user_copy && nl_user.report[0] && nl_early_setup() < 0)
+		slurm_error("numalot: --numalot-report=%s cannot be checked "
+			    "before the tasks start: %m",
+			    nl_user.report);
 	/* Before the tasks are forked, so that a task can tell its user
 	 * (task_init) when the agent is not there. The step waits on the
 	 * agent at most wait= in all (docs/slurm.md). */
@@ -419,13 +278,27 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* In the task, before it runs the user's program: its stderr is srun's. */
+/* In the task, as the job's user, before it runs the user's program:
+ * its stderr is srun's. */
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	uint32_t taskid = 1;
+	char msg[PATH_MAX + 1400];
+	int local = 0;
 	(void)ac;
 	(void)av;
-	if (!spank_remote(sp) || !step.active || !step.failed)
+	if (!spank_remote(sp) || !step.active)
+		return 0;
+	/* A report asked for that cannot be written: the program does not
+	 * start (an optional plugin's error would not stop it), said once
+	 * a node. */
+	if (nl_early_check(nl_user.report, msg, sizeof(msg)) < 0) {
+		if (spank_get_item(sp, S_TASK_ID, &local) != ESPANK_SUCCESS ||
+		    local == 0)
+			fprintf(stderr, "%s\n", msg);
+		_exit(2);
+	}
+	if (!step.failed)
 		return 0;
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &taskid) == ESPANK_SUCCESS &&
 	    taskid == 0)
@@ -486,6 +359,16 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 		ssize_t n = readlink(link, step.cwd, sizeof(step.cwd) - 1);
 		step.cwd[n > 0 ? n : 0] = 0;
 	}
+	/* Where the report the user asked for goes, for the task to check
+	 * before it runs the program (task_init). */
+	if (step.user_copy && nl_user.report[0]) {
+		struct step_names n;
+		char path[4096];
+		step_names(sp, &n);
+		if (nl_path_expand(step.pattern, step.cwd, &n.ids, path,
+				   sizeof(path)) == 0)
+			nl_early_note(path);
+	}
 	if (step.failed)
 		return 0;
 	if (spank_get_item(sp, S_JOB_ID, &q.job) != ESPANK_SUCCESS ||
@@ -498,9 +381,9 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	q.uid = uid;
 	q.pid = pid;
 	snprintf(q.policy, sizeof(q.policy), "%s", nl_choice_name(step.choice));
-	q.period_s = user_period > 0 ? user_period : site.period_s;
+	q.period_s = nl_user.period > 0 ? nl_user.period : site.period_s;
 	/* A task's own binding: a start, or the limit (docs/slurm.md). */
-	if (user_bindings >= 0 ? user_bindings : site.keep_bindings) {
+	if (nl_user.bindings >= 0 ? nl_user.bindings : site.keep_bindings) {
 		snprintf(q.param_key[q.nparams], sizeof(q.param_key[0]),
 			 "keep_bindings");
 		snprintf(q.param_value[q.nparams], sizeof(q.param_value[0]),
@@ -556,6 +439,9 @@ static void finish(spank_t sp)
 		return;
 	step.finished = 1;
 	step_names(sp, &n);
+	/* A task refused the report before its program: said then. */
+	if (nl_early_refused())
+		step.user_copy = 0;
 	if (step.user_copy && nl_path_expand(step.pattern, step.cwd, &n.ids,
 					     path, sizeof(path)) < 0) {
 		slurm_error("numalot: --numalot-report=%s makes a path over "
@@ -579,9 +465,9 @@ static void finish(spank_t sp)
 		fprintf(stderr,
 			"numalot: --numalot-report=%s names one file for the "
 			"step's nodes: each node writes its own, %s\n",
-			user_report, step.pattern);
+			nl_user.report, step.pattern);
 		slurm_info("numalot: --numalot-report=%s: each node writes %s",
-			   user_report, step.pattern);
+			   nl_user.report, step.pattern);
 	}
 }
 

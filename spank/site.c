@@ -328,6 +328,46 @@ int nl_site_check_choice(const struct nl_site *s, const char *value,
 	return 0;
 }
 
+int nl_site_step_choice(const struct nl_site *s, int user_choice,
+			int report_asked, enum nl_choice *out, int *implied,
+			char *msg, size_t len)
+{
+	char list[64];
+	enum nl_choice c = user_choice >= 0 ? (enum nl_choice)user_choice
+					    : s->default_choice;
+
+	*implied = 0;
+	if (len)
+		msg[0] = 0;
+	if (user_choice < 0 && report_asked && c == NL_CHOICE_OFF &&
+	    s->user_reports != NL_USER_REPORTS_NEVER && s->force < 0) {
+		if (s->allow & (1u << NL_CHOICE_MONITOR)) {
+			c = NL_CHOICE_MONITOR;
+			*implied = 1;
+		} else {
+			nl_site_allowed_list(s, list, sizeof(list));
+			snprintf(msg, len,
+				 "numalot: --numalot-report needs numalot on "
+				 "for the step; alone it asks for monitor, "
+				 "which this cluster does not allow (allowed: "
+				 "%s): add --numalot=POLICY",
+				 list);
+			*out = NL_CHOICE_OFF;
+			return -1;
+		}
+	}
+	if (user_choice < 0 && report_asked && s->force == NL_CHOICE_OFF &&
+	    s->user_reports != NL_USER_REPORTS_NEVER) {
+		snprintf(msg, len,
+			 "numalot: --numalot-report needs numalot on for the "
+			 "step, and this cluster forces --numalot=off");
+		*out = NL_CHOICE_OFF;
+		return -1;
+	}
+	*out = s->force >= 0 ? (enum nl_choice)s->force : c;
+	return 0;
+}
+
 int nl_site_check_period(const struct nl_site *s, const char *value,
 			 double *out, char *msg, size_t len)
 {

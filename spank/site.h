@@ -82,6 +82,19 @@ int nl_site_check_choice(const struct nl_site *s, const char *value,
 int nl_site_check_repeat(char *first, size_t len, const char *option,
 			 const char *value, char *msg, size_t msglen);
 
+/*
+ * The step's policy from what the user asked: user_choice (-1: no
+ * --numalot) and report_asked (a --numalot-report). force= first, then the
+ * user's choice, then default=; but a --numalot-report alone, where that
+ * would leave numalot off, asks for monitor (*implied set) where the site
+ * allows it. 0 and *out; or -1 with msg, *out off: a report asked alone
+ * that cannot be had (monitor not allowed, or force=off). With
+ * user_reports=never a report asked for asks for nothing (it is ignored).
+ */
+int nl_site_step_choice(const struct nl_site *s, int user_choice,
+			int report_asked, enum nl_choice *out, int *implied,
+			char *msg, size_t len);
+
 /* Check --numalot-period: 0 and *out, or -1 with msg. */
 int nl_site_check_period(const struct nl_site *s, const char *value,
 			 double *out, char *msg, size_t len);

@@ -15,7 +15,9 @@
 #include "cli.h"
 #include "engine.h"
 #include "real.h"
+#include "run_summary.h"
 #include "util.h"
+#include "writable.h"
 
 struct run_args {
 	const char *cmd; /* "run" or "attach" */
@@ -317,7 +319,10 @@ static struct json_object *overhead(struct nl_engine *e, struct nl_machine *m,
 	return o;
 }
 
-static int manage(const struct run_args *a, struct nl_machine *m)
+/* Manage until the processes end, then the report (written if asked:
+ * *unwritten when it could not be) and the closing line. */
+static int manage(const struct run_args *a, struct nl_machine *m,
+		  int *unwritten)
 {
 	struct nl_engine *e;
 	/* What starting cost (libraries, topology, counter probe), apart
@@ -352,15 +357,23 @@ static int manage(const struct run_args *a, struct nl_machine *m)
 			nl_engine_release(e, -1);
 		nl_cli_error(a->cmd, "stopped managing: %s", strerror(-rc));
 	}
+	/* The report, for the file and the closing line alike. */
+	struct json_object *r = e ? nl_engine_report(e, 0) : NULL;
 	if (a->report && e) {
-		struct json_object *r = nl_engine_report(e, 0);
 		struct json_object *o = r ? overhead(e, m, &w) : NULL;
 		if (o)
 			json_object_object_add(r, "numalot_overhead", o);
-		if (!r || nl_cli_write_json(a->cmd, a->report, r) < 0)
+		if (!r || nl_cli_write_json(a->cmd, a->report, r) < 0) {
 			rc = rc ? rc : -EIO;
-		json_object_put(r);
+			*unwritten = 1;
+		}
 	}
+	if (r) {
+		char line[512];
+		nl_run_summary(r, line, sizeof(line));
+		nl_cli_error(a->cmd, "%s", line);
+	}
+	json_object_put(r);
 	nl_engine_free(e);
 	return rc;
 }
@@ -373,11 +386,17 @@ static int run_or_attach(int argc, char **argv, const char *cmd)
 	struct nl_real_options o = {0};
 	struct rlimit rl;
 	char err[512];
-	int status = NL_EXIT_USAGE, wstatus = 0;
+	int status = NL_EXIT_USAGE, wstatus = 0, unwritten = 0;
 
 	int rc = parse(argc, argv, &a);
 	if (rc)
 		return rc > 0 ? NL_EXIT_OK : NL_EXIT_USAGE;
+	/* A report that cannot be written is said now, not after the run:
+	 * as whoever writes it at the end, this process as it is. */
+	if (a.report && nl_writable(a.report, 0, err, sizeof(err)) < 0) {
+		nl_cli_error(cmd, "cannot write report %s: %s", a.report, err);
+		return NL_EXIT_USAGE;
+	}
 	/* Every period builds and frees the same arrays: keep the memory
 	 * rather than give it back and fault it in again. */
 	mallopt(M_TRIM_THRESHOLD, 64 << 20);
@@ -414,7 +433,7 @@ static int run_or_attach(int argc, char **argv, const char *cmd)
 		struct nl_proc_opts po = {0};
 		if (m->ops->add_process(m, pid, &po, err, sizeof(err)) < 0)
 			nl_cli_error(cmd, "not managing: %s", err);
-		manage(&a, m);
+		manage(&a, m, &unwritten);
 		int w;
 		while ((w = (int)waitpid(pid, &wstatus, 0)) < 0 &&
 		       errno == EINTR)
@@ -422,11 +441,24 @@ static int run_or_attach(int argc, char **argv, const char *cmd)
 		status = w < 0		      ? NL_EXIT_FAIL
 			 : WIFEXITED(wstatus) ? WEXITSTATUS(wstatus)
 					      : 128 + WTERMSIG(wstatus);
+		/* A report asked for and lost is a failure, even when the
+		 * command did well. */
+		if (unwritten && status == 0) {
+			nl_cli_error(cmd, "exit status 1: the command exited "
+					  "0, but its report was not written");
+			status = NL_EXIT_FAIL;
+		}
 	} else {
+		const struct nl_process_info *p;
+		size_t n;
 		handle_signals();
 		if (attach_pids(&a, m) < 0)
 			goto out;
-		status = manage(&a, m) < 0 ? NL_EXIT_FAIL : NL_EXIT_OK;
+		if (m->ops->processes(m, &p, &n) == 0 && n > 0)
+			nl_attach_announce(nl_policy_name(a.policy), p, n,
+					   a.children);
+		status = manage(&a, m, &unwritten) < 0 ? NL_EXIT_FAIL
+						       : NL_EXIT_OK;
 	}
 out:
 	nl_machine_destroy(m);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # numalot with a real Slurm: a throw-away single-node cluster started here
-# and stopped by PID whatever happens. Cases (a) to (h) of the Slurm issue.
+# and stopped by PID whatever happens. Cases (a) to (h) of the Slurm issue;
+# (f2) and (n): issue 26's items 2 and 3.
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -214,6 +215,25 @@ su nobody -s /bin/sh -c "'$ROOT/$B/numalot' request --socket='$SOCK' \
 	'{\"v\":1,\"op\":\"register\",\"job\":99,\"step\":0,\"uid\":0,\"pid\":$rootpid,\"policy\":\"lbma\",\"cpus\":\"0\"}'" >f2.out 2>&1
 check "(f) nobody registering as root is refused" grep -q '"permission"' f2.out
 kill $rootpid
+# (f2) a report nobody may not write (a folder of root's): srun fails
+# before the program runs, saying so once; the step's end does not try
+# again (issue 26, item 2).
+mkdir -p "$T/rootonly" && chmod 755 "$T/rootonly"
+(cd "$T/nobody" && srun -Q --uid=nobody --numalot=monitor -n1 \
+	--numalot-report="$T/rootonly/%j.json" touch "$T/nobody/f2.ran" >"$T/f2.out" 2>&1)
+rc=$?
+check "(f2) a report nobody cannot write: srun fails ($rc)" test $rc -ne 0
+check "(f2) ...before the program ran" test ! -e "$T/nobody/f2.ran"
+check "(f2) ...saying which file and why" \
+	grep -q "numalot: cannot write report $T/rootonly/[0-9]*.json: Permission denied; the program was not started" f2.out
+check "(f2) ...once" test "$(grep -c 'cannot write' f2.out)" -eq 1
+# ...the same with the plugin optional, as sites load it: Slurm goes on
+# past an optional plugin's failing hook, so the task stops itself.
+echo "optional $ROOT/$B/numalot.so $BASE" >"$T/plugstack.conf"
+(cd "$T/nobody" && srun -Q --uid=nobody --numalot=monitor -n1 \
+	--numalot-report="$T/rootonly/%j.json" touch "$T/nobody/f2b.ran" >"$T/f2b.out" 2>&1)
+check "(f2) ...and so with the plugin optional" test $? -ne 0 -a ! -e "$T/nobody/f2b.ran"
+plugstack
 
 # (g) no option, or off: no agent contact, no report.
 before=$(grep -c "task pid" agent.log)
@@ -223,6 +243,12 @@ srun -Q --numalot=off -n1 "$W" --threads 2 --seconds 0.5 >/dev/null 2>&1
 check "(g) off: job exits 0" test $? -eq 0
 check "(g) no task registered with the agent" test "$(grep -c "task pid" agent.log)" -eq "$before"
 check "(g) no report written" test "$(ls -d numalot-* 2>/dev/null | wc -l)" -eq 0
+# (n) --numalot-report alone, the site's default off: the step is
+# watched (monitor) and the report written (issue 26, item 3).
+srun -Q -n1 --numalot-report="$T/n.json" sleep 1 >n.out 2>&1
+check "(n) --numalot-report alone: the job exits 0" test $? -eq 0
+check "(n) ...its report, policy monitor" test "$(json n.json "r['policy']['name']" 2>/dev/null)" = monitor
+check "(n) ...and srun says so" grep -q "numalot watches the step (--numalot=monitor)" n.out
 
 # (g2) an agent that cannot be started: the job runs as if numalot were
 # off; the report and the log say why.
@@ -243,6 +269,14 @@ plugstack allow=imar2,monitor
 srun -Q --numalot=lbma true >h2.out 2>&1
 check "(h) allow= rejects lbma" test $? -ne 0
 check "(h) ...with a clear message" grep -q 'policy "lbma" is not allowed on this cluster (allowed: imar2, monitor, off)' h2.out
+plugstack allow=imar2,lbma
+srun -Q -n1 --numalot-report="$T/n2.json" touch "$T/n2.ran" >n2.out 2>&1
+check "(n) --numalot-report alone where monitor is not allowed: refused" test $? -ne 0 -a ! -e "$T/n2.ran"
+check "(n) ...saying why and what is allowed" \
+	grep -q "numalot-report needs numalot on for the step; alone it asks for monitor, which this cluster does not allow (allowed: imar2, lbma, off): add --numalot=POLICY" n2.out
+echo "optional $ROOT/$B/numalot.so $BASE allow=imar2,lbma" >"$T/plugstack.conf"
+srun -Q -n1 --numalot-report="$T/n3.json" touch "$T/n3.ran" >n3.out 2>&1
+check "(n) ...and so with the plugin optional" test $? -ne 0 -a ! -e "$T/n3.ran"
 plugstack bogus_key=1 period=abc
 srun -Q -n1 true >h3.out 2>&1
 check "(h) a bad plugstack argument does not stop jobs" test $? -eq 0

@@ -111,12 +111,21 @@ check "(m5) the job's totals" grep -qE "^  all +2 reports" m5.out
 check "(m5) --json: the job, its two nodes, totals" \
 	test "$(json m5.json "len(r['jobs']), len(r['jobs'][0]['nodes']), r['jobs'][0]['totals']['nodes']")" = "1 2 2"
 
-# (w) A report that cannot be written is told on srun's stderr.
+# (w) A report the user named that cannot be written is refused on the
+# node before the program runs (issue 26, item 2), by name; one found
+# only at the end (the default path, which the user did not name, in a
+# working folder nobody may not write) is told on srun's stderr, and the
+# job's status is its own.
 echo x >"$T/afile"
-srun -Q -n1 -w nla --numalot=monitor --numalot-report="$T/afile/w.json" "$W" --threads 1 --seconds 0.3 >w.out 2>w.err
-check "(w) the job still exits 0" test $? -eq 0
-check "(w) srun's stderr says the report was not written, and why" \
-	grep -q "numalot: cannot write the report $T/afile/w.json: Not a directory" w.err
+srun -Q -n1 -w nla --numalot=monitor --numalot-report="$T/afile/w.json" touch "$T/w.ran" >w.out 2>w.err
+check "(w) a named report under a file: srun fails before the program" test $? -ne 0 -a ! -e "$T/w.ran"
+check "(w) ...saying which file and why" \
+	grep -q "numalot: cannot write report $T/afile/w.json: $T/afile is not a folder; the program was not started" w.err
+mkdir -p "$T/w-ro"
+srun -Q -n1 -w nla --uid=nobody --chdir="$T/w-ro" --numalot=monitor "$W" --threads 1 --seconds 0.3 >w2.out 2>w2.err
+check "(w) the default report, unwritable at the end: the job still exits 0" test $? -eq 0
+check "(w) ...srun's stderr says the report was not written, and why" \
+	grep -q "numalot: cannot write the report $T/w-ro/numalot-[0-9]*/0.nla.json: Permission denied" w2.err
 
 # (s1) Site collection with default=monitor: a step nobody asked numalot
 # for leaves no file with its user (user_reports=request), a site copy in

@@ -323,6 +323,95 @@ static void plugstack_typo_fails_closed(void **state)
 	assert_null(strstr(msg, "only --numalot=off"));
 }
 
+/* The step's policy (issue 26, item 3): force=, then the user's, then
+ * default=; a --numalot-report alone, where numalot would be off, asks
+ * for monitor where the site allows it, and is refused where it cannot be
+ * had. */
+static void step_choice(void **state)
+{
+	(void)state;
+	struct nl_site s;
+	char msg[300];
+	enum nl_choice c;
+	int implied;
+	char *no_monitor[] = {"allow=imar2,lbma"};
+	char *force_off[] = {"force=off"};
+	char *force_lbma[] = {"force=lbma", "allow=lbma"};
+	char *lbma_default[] = {"default=lbma"};
+	char *never[] = {"user_reports=never"};
+
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	/* Nothing asked: the default, off. */
+	assert_int_equal(nl_site_step_choice(&s, -1, 0, &c, &implied, msg, 300),
+			 0);
+	assert_int_equal(c, NL_CHOICE_OFF);
+	assert_false(implied);
+	/* --numalot-report alone: monitor. */
+	assert_int_equal(nl_site_step_choice(&s, -1, 1, &c, &implied, msg, 300),
+			 0);
+	assert_int_equal(c, NL_CHOICE_MONITOR);
+	assert_true(implied);
+	/* ...with --numalot: the user's. */
+	assert_int_equal(nl_site_step_choice(&s, NL_CHOICE_LBMA, 1, &c,
+					     &implied, msg, 300),
+			 0);
+	assert_int_equal(c, NL_CHOICE_LBMA);
+	assert_false(implied);
+	/* --numalot=off --numalot-report: off, as asked. */
+	assert_int_equal(nl_site_step_choice(&s, NL_CHOICE_OFF, 1, &c, &implied,
+					     msg, 300),
+			 0);
+	assert_int_equal(c, NL_CHOICE_OFF);
+
+	/* monitor not allowed: refused, saying why and what is. */
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	nl_site_parse(&s, 1, no_monitor, NULL);
+	assert_int_equal(nl_site_step_choice(&s, -1, 1, &c, &implied, msg, 300),
+			 -1);
+	assert_int_equal(c, NL_CHOICE_OFF);
+	assert_string_equal(
+		msg, "numalot: --numalot-report needs numalot on for the step; "
+		     "alone it asks for monitor, which this cluster does not "
+		     "allow (allowed: imar2, lbma, off): add --numalot=POLICY");
+	assert_int_equal(nl_site_step_choice(&s, NL_CHOICE_IMAR2, 1, &c,
+					     &implied, msg, 300),
+			 0);
+	assert_int_equal(c, NL_CHOICE_IMAR2);
+
+	/* force=off: refused; force=lbma: lbma, whatever monitor is. */
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	nl_site_parse(&s, 1, force_off, NULL);
+	assert_int_equal(nl_site_step_choice(&s, -1, 1, &c, &implied, msg, 300),
+			 -1);
+	assert_non_null(strstr(msg, "forces --numalot=off"));
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	nl_site_parse(&s, 2, force_lbma, NULL);
+	assert_int_equal(nl_site_step_choice(&s, -1, 1, &c, &implied, msg, 300),
+			 0);
+	assert_int_equal(c, NL_CHOICE_LBMA);
+	assert_false(implied);
+	assert_int_equal(nl_site_step_choice(&s, NL_CHOICE_OFF, 0, &c, &implied,
+					     msg, 300),
+			 0);
+	assert_int_equal(c, NL_CHOICE_LBMA);
+
+	/* A default that is on stays the default. */
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	nl_site_parse(&s, 1, lbma_default, NULL);
+	assert_int_equal(nl_site_step_choice(&s, -1, 1, &c, &implied, msg, 300),
+			 0);
+	assert_int_equal(c, NL_CHOICE_LBMA);
+	assert_false(implied);
+
+	/* user_reports=never: the report is ignored, so asks for nothing. */
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	nl_site_parse(&s, 1, never, NULL);
+	assert_int_equal(nl_site_step_choice(&s, -1, 1, &c, &implied, msg, 300),
+			 0);
+	assert_int_equal(c, NL_CHOICE_OFF);
+	assert_false(implied);
+}
+
 /* Site collection's arguments (docs/slurm.md): user_reports= and
  * site_log=, and a bad value named with what it takes. */
 static void plugstack_collection(void **state)
@@ -392,6 +481,7 @@ int main(void)
 		cmocka_unit_test(plugstack),
 		cmocka_unit_test(plugstack_typo_fails_closed),
 		cmocka_unit_test(plugstack_collection),
+		cmocka_unit_test(step_choice),
 		cmocka_unit_test(register_node),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,114 @@
+/* numalot: whether a report could be written at a path (writable.h). */
+#include "writable.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* The first part of path that is there and is not a folder. */
+static int not_a_folder(const char *path, char *why, size_t len)
+{
+	char part[PATH_MAX];
+	struct stat sb;
+
+	snprintf(part, sizeof(part), "%s", path);
+	for (char *p = strchr(part + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = 0;
+		if (stat(part, &sb) == 0 && !S_ISDIR(sb.st_mode))
+			return nl_errf(why, len, -ENOTDIR, "%s is not a folder",
+				       part);
+		*p = '/';
+	}
+	return nl_errf(why, len, -ENOTDIR, "%s", strerror(ENOTDIR));
+}
+
+static int from_errno(int err, const char *path, char *why, size_t len)
+{
+	if (err == ENOTDIR)
+		return not_a_folder(path, why, len);
+	return nl_errf(why, len, -err, "%s", strerror(err));
+}
+
+/* path's folder into dir: "." for a bare name, "/" for "/name". */
+static void folder_of(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, size, ".");
+	else if (slash == path)
+		snprintf(dir, size, "/");
+	else
+		snprintf(dir, size, "%.*s", (int)(slash - path), path);
+}
+
+/* The folder a new file (or a missing folder of it) goes into: there, a
+ * folder, and this process may add to it. */
+static int folder_takes(char *dir, int make_dirs, char *why, size_t len)
+{
+	struct stat sb;
+
+	while (stat(dir, &sb) < 0) {
+		int err = errno;
+		char *slash = strrchr(dir, '/');
+		if (err != ENOENT)
+			return from_errno(err, dir, why, len);
+		if (!make_dirs)
+			return nl_errf(why, len, -ENOENT,
+				       "its folder %s does not exist", dir);
+		/* Made as the writer: the nearest folder there must take
+		 * them (the working folder itself, gone, cannot). */
+		if (!strcmp(dir, "."))
+			return nl_errf(why, len, -ENOENT,
+				       "the working folder does not exist");
+		if (!slash)
+			snprintf(dir, 2, ".");
+		else if (slash == dir)
+			dir[1] = 0; /* "/" */
+		else
+			*slash = 0;
+	}
+	if (!S_ISDIR(sb.st_mode))
+		return nl_errf(why, len, -ENOTDIR, "%s is not a folder", dir);
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0)
+		return from_errno(errno, dir, why, len);
+	return 0;
+}
+
+int nl_writable(const char *path, int flags, char *why, size_t len)
+{
+	char dir[PATH_MAX];
+	struct stat sb;
+	size_t n = path ? strlen(path) : 0;
+	int own = (flags & NL_WRITABLE_OWN_FILE) != 0;
+
+	if (n == 0)
+		return nl_errf(why, len, -EINVAL, "no file name");
+	if (n >= sizeof(dir))
+		return nl_errf(why, len, -ENAMETOOLONG, "%s",
+			       strerror(ENAMETOOLONG));
+	if (path[n - 1] == '/')
+		return nl_errf(why, len, -EISDIR, "it names a folder");
+	/* A file there: written over (the command line), or replaced by a
+	 * rename (rwrite.h), never through a link. */
+	if ((own ? lstat(path, &sb) : stat(path, &sb)) == 0) {
+		if (S_ISDIR(sb.st_mode))
+			return nl_errf(why, len, -EISDIR, "it is a folder");
+		if (own && (!S_ISREG(sb.st_mode) || sb.st_uid != geteuid()))
+			return nl_errf(why, len, -EEXIST,
+				       "a file there is not yours");
+		if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) < 0)
+			return from_errno(errno, path, why, len);
+		if (!own)
+			return 0;
+	} else if (errno != ENOENT) {
+		return from_errno(errno, path, why, len);
+	}
+	folder_of(path, dir, sizeof(dir));
+	return folder_takes(dir, flags & NL_WRITABLE_MAKE_DIRS, why, len);
+}

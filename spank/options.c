@@ -1,0 +1,182 @@
+/* numalot SPANK plugin: the user's options and --numalot=help
+ * (options.h). */
+#include "options.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_path.h"
+#include "version.h"
+
+struct nl_user_opts nl_user = {.choice = -1, .bindings = -1};
+
+/* The site's policy the values are checked against. */
+static const struct nl_site *site;
+
+static int opt_policy(int val, const char *optarg, int remote);
+static int opt_report(int val, const char *optarg, int remote);
+static int opt_period(int val, const char *optarg, int remote);
+static int opt_bindings(int val, const char *optarg, int remote);
+
+/* Registered from slurm_spank_init in every context (srun, sbatch,
+ * salloc, slurmstepd), not through the spank_options symbol. val is the
+ * option's index (repeated()); usage starts with [numalot], as pyxis's. */
+static struct spank_option numalot_options[] = {
+	{"numalot", "POLICY",
+	 "[numalot] Migrate the job's threads between NUMA nodes with POLICY: "
+	 "imar2, "
+	 "lbma, monitor (observe only) or off. --numalot=help lists what "
+	 "this cluster allows.",
+	 1, 0, opt_policy},
+	{"numalot-report", "PATTERN",
+	 "[numalot] Where numalot writes its JSON report of each step and "
+	 "node, with "
+	 "srun's tokens (%j job, %s step, %N node, %u user, %x job name...; "
+	 "default " NL_REPORT_PATTERN " in the working directory).",
+	 1, 1, opt_report},
+	{"numalot-bindings", "keep|free",
+	 "[numalot] keep: numalot never moves a task's thread outside the "
+	 "task's own "
+	 "CPU binding (--cpu-bind, numactl); free: anywhere in the step's "
+	 "allocation (the site sets the default).",
+	 1, 2, opt_bindings},
+	{"numalot-period", "SECONDS",
+	 "[numalot] numalot's sampling period (the site sets the bounds).", 1,
+	 3, opt_period},
+	SPANK_OPTIONS_TABLE_END};
+
+static void print_help(void)
+{
+	char list[64];
+	nl_site_allowed_list(site, list, sizeof(list));
+	printf("numalot %s: thread migration between NUMA nodes\n"
+	       "  --numalot=imar2    IMAR2: move under-performing threads, "
+	       "roll back moves that hurt\n"
+	       "  --numalot=lbma     LBMA: lottery-based migration of random "
+	       "threads\n"
+	       "  --numalot=monitor  observe and report only\n"
+	       "  --numalot=off      leave the job alone\n"
+	       "This cluster: allowed %s; default %s%s%s; period %g s "
+	       "(%g to %g)\n",
+	       NUMALOT_VERSION, list, nl_choice_name(site->default_choice),
+	       site->force >= 0 ? "; forced " : "",
+	       site->force >= 0 ? nl_choice_name(site->force) : "",
+	       site->period_s, site->min_period_s, site->max_period_s);
+}
+
+/* The first value of each option in srun: a second, different one is
+ * refused (slurm_spank_init registers the options; val indexes them). */
+static char first_value[4][PATH_MAX];
+static int repeated(int val, const char *optarg, int remote)
+{
+	char msg[PATH_MAX + 200], env[96];
+	if (remote || val < 0 || val >= 4)
+		return 0;
+	/* A value from the environment (sbatch's #SBATCH line, passed on)
+	 * comes first, and the command line may override it once. */
+	snprintf(env, sizeof(env), "SLURM_SPANK__SLURM_SPANK_OPTION_numalot_%s",
+		 numalot_options[val].name);
+	for (char *c = env; *c; c++)
+		if (*c == '-')
+			*c = '_';
+	const char *inherited = getenv(env);
+	if (inherited && !strcmp(first_value[val], inherited)) {
+		snprintf(first_value[val], sizeof(first_value[val]), "%s",
+			 optarg ? optarg : "");
+		return 0;
+	}
+	if (nl_site_check_repeat(first_value[val], sizeof(first_value[val]),
+				 numalot_options[val].name, optarg, msg,
+				 sizeof(msg)) == 0)
+		return 0;
+	slurm_error("%s", msg);
+	return 1;
+}
+
+static int opt_policy(int val, const char *optarg, int remote)
+{
+	char msg[256];
+	enum nl_choice c;
+	if (repeated(val, optarg, remote))
+		return -1;
+	if (optarg && !strcmp(optarg, "help")) {
+		if (!remote) {
+			print_help();
+			exit(0);
+		}
+		return 0;
+	}
+	if (nl_site_check_choice(site, optarg, &c, msg, sizeof(msg)) < 0) {
+		if (remote) {
+			/* Never fail a task on the node: leave it alone. */
+			slurm_error("%s; numalot is off for this step", msg);
+			nl_user.choice = NL_CHOICE_OFF;
+			return 0;
+		}
+		slurm_error("%s", msg);
+		return -1;
+	}
+	nl_user.choice = (int)c;
+	return 0;
+}
+
+static int opt_report(int val, const char *optarg, int remote)
+{
+	char msg[200];
+	if (repeated(val, optarg, remote))
+		return -1;
+	if (!optarg || strlen(optarg) >= sizeof(nl_user.report) - 8) {
+		slurm_error("numalot: --numalot-report: the pattern is over "
+			    "%zu characters",
+			    sizeof(nl_user.report) - 8);
+		return remote ? 0 : -1;
+	}
+	if (nl_path_check(optarg, msg, sizeof(msg)) < 0) {
+		slurm_error("numalot: --numalot-report=%s: %s", optarg, msg);
+		return remote ? 0 : -1;
+	}
+	if (!remote && site->user_reports == NL_USER_REPORTS_NEVER)
+		slurm_info("numalot: this cluster keeps numalot's reports for "
+			   "its administrators (user_reports=never): "
+			   "--numalot-report is ignored");
+	strcpy(nl_user.report, optarg);
+	return 0;
+}
+
+static int opt_bindings(int val, const char *optarg, int remote)
+{
+	if (repeated(val, optarg, remote))
+		return -1;
+	if (optarg && (!strcmp(optarg, "keep") || !strcmp(optarg, "free"))) {
+		nl_user.bindings = !strcmp(optarg, "keep");
+		return 0;
+	}
+	slurm_error("numalot: --numalot-bindings wants keep or free, not "
+		    "\"%s\"",
+		    optarg ? optarg : "");
+	return remote ? 0 : -1;
+}
+
+static int opt_period(int val, const char *optarg, int remote)
+{
+	char msg[256];
+	if (repeated(val, optarg, remote))
+		return -1;
+	if (nl_site_check_period(site, optarg, &nl_user.period, msg,
+				 sizeof(msg)) < 0) {
+		slurm_error("%s", msg);
+		nl_user.period = 0;
+		return remote ? 0 : -1;
+	}
+	return 0;
+}
+
+void nl_options_register(spank_t sp, const struct nl_site *s)
+{
+	site = s;
+	for (struct spank_option *o = numalot_options; o->name; o++)
+		if (spank_option_register(sp, o) != ESPANK_SUCCESS)
+			slurm_error("numalot: cannot register --%s", o->name);
+}
