@@ -14,6 +14,9 @@
 /* The OS must be this much slower for numalot's placement to return. */
 #define HARM_MARGIN 0.02
 #define HARM_MAX_BACKOFF 8
+/* One process faster by this much under the OS is harm, whatever the
+ * domain's total (a job's gain does not pay for another's loss). */
+#define HARM_PROC_MARGIN 0.03
 
 static double throughput(const struct step *st, int *count)
 {
@@ -33,6 +36,74 @@ static int ops_measured(const struct step *st)
 	for (int i = 0; i < st->v->nthreads; i++)
 		if (nl_step_in_domain(st, i) && st->v->threads[i].has_perf &&
 		    st->v->threads[i].tput_ops)
+			return 1;
+	return 0;
+}
+
+/* Process pid's entry, added (placed 0) when new; NULL without memory. */
+static struct nl_harm_proc *harm_proc(struct nl_policy_state *s, int pid,
+				      size_t *hint)
+{
+	if (*hint < s->nhp && s->hp[*hint].pid == pid)
+		return &s->hp[*hint];
+	for (size_t k = 0; k < s->nhp; k++)
+		if (s->hp[k].pid == pid) {
+			*hint = k;
+			return &s->hp[k];
+		}
+	if (s->nhp == s->caphp) {
+		size_t c = s->caphp ? s->caphp * 2 : 8;
+		struct nl_harm_proc *x = realloc(s->hp, c * sizeof(*x));
+		if (!x)
+			return NULL;
+		s->hp = x;
+		s->caphp = c;
+	}
+	s->hp[s->nhp] = (struct nl_harm_proc){pid, 0, 0};
+	*hint = s->nhp;
+	return &s->hp[s->nhp++];
+}
+
+/* This period's throughput of each process of the domain: into placed
+ * (a running mean) while numalot places, into os_sum while the OS does. */
+static void note_processes(struct step *st, int os)
+{
+	struct nl_policy_state *s = st->s;
+	size_t hint = 0;
+	int pid = -1;
+	double sum = 0;
+
+	for (int i = 0; i <= st->v->nthreads; i++) {
+		const struct nl_view_thread *t =
+			i < st->v->nthreads ? &st->v->threads[i] : NULL;
+		int in = t && nl_step_in_domain(st, i) && t->has_perf;
+		if (pid >= 0 && (!t || (in && t->pid != pid))) {
+			struct nl_harm_proc *h = harm_proc(s, pid, &hint);
+			if (h && os)
+				h->os_sum += sum;
+			else if (h)
+				h->placed = h->placed > 0 ? 0.5 * h->placed +
+								    0.5 * sum
+							  : sum;
+			pid = -1;
+		}
+		if (!in)
+			continue;
+		if (pid < 0) {
+			pid = t->pid;
+			sum = 0;
+		}
+		sum += t->tput;
+	}
+}
+
+/* Some process ran clearly faster under the OS than under numalot. */
+static int a_process_lost(const struct nl_policy_state *s)
+{
+	for (size_t k = 0; k < s->nhp; k++)
+		if (s->hp[k].placed > 0 &&
+		    s->hp[k].os_sum / s->harm_n >
+			    s->hp[k].placed * (1 + HARM_PROC_MARGIN))
 			return 1;
 	return 0;
 }
@@ -80,6 +151,8 @@ static int save_and_release(struct step *st, int count)
 	s->harm_sum = 0;
 	s->harm_n = 0;
 	s->harm_count = count;
+	for (size_t k = 0; k < s->nhp; k++)
+		s->hp[k].os_sum = 0;
 	return rc;
 }
 
@@ -128,6 +201,7 @@ static int decide(struct step *st, double tput, int count)
 	}
 	s->harm_sum += tput;
 	s->harm_n++;
+	note_processes(st, 1);
 	if (s->harm_n < HARM_PERIODS) {
 		s->harm_phase = 1;
 		return 1;
@@ -137,7 +211,8 @@ static int decide(struct step *st, double tput, int count)
 	 * speed (no PMU): there the OS takes it back only when it gave the
 	 * domain clearly more CPU (numalot's placement crowded it). */
 	double bar = ops_measured(st) ? 1 - HARM_MARGIN : 1 + HARM_MARGIN;
-	if (s->harm_sum / s->harm_n >= s->harm_placed * bar) {
+	if (s->harm_sum / s->harm_n >= s->harm_placed * bar ||
+	    (ops_measured(st) && a_process_lost(s))) {
 		/* The OS does as well: leave the domain to it for a while. */
 		s->nsaved = 0;
 		s->harm_won = 1;
@@ -180,6 +255,7 @@ int nl_harm_check(struct step *st)
 	/* Recent throughput under numalot's placement. */
 	s->harm_placed =
 		s->harm_placed > 0 ? 0.5 * s->harm_placed + 0.5 * tput : tput;
+	note_processes(st, 0);
 	if (now < s->harm_next_s)
 		return 0;
 	for (int i = 0; i < st->v->nthreads; i++)

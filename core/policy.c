@@ -94,6 +94,7 @@ void nl_policy_state_free(struct nl_policy_state *s)
 {
 	free(s->last);
 	free(s->saved);
+	free(s->hp);
 	nl_policy_state_init(s);
 }
 

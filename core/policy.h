@@ -217,6 +217,13 @@ struct nl_policy_state {
 	int harm_passive;      /* the OS won the last check: no moves */
 	struct nl_memo *saved; /* placement to re-apply (tid, to_cpu) */
 	size_t nsaved, capsaved;
+	/* ...and each process's throughput: recent under numalot's
+	 * placement, summed under the OS's (harm.c) */
+	struct nl_harm_proc {
+		int pid;
+		double placed, os_sum;
+	} * hp;
+	size_t nhp, caphp;
 };
 
 void nl_policy_state_init(struct nl_policy_state *s);

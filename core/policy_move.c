@@ -71,7 +71,12 @@ static int swap_ok(const struct step *st, int i, int u, int s, int d)
 	 * would not follow it, whatever its phase now. */
 	if (U->mem_bound && U->preferred_node == D)
 		return 0;
-	if (nl_step_compute_bound(st, u) || U->preferred_node == S)
+	if (nl_step_compute_bound(st, u))
+		return 1;
+	/* Its data is where i is (by its process's pages: only when they
+	 * call it there, as a move needs). */
+	if (U->preferred_node == S &&
+	    (!U->process_share || nl_step_pages_say_away(st, u, S)))
 		return 1;
 	/* Another process's (a sibling's intensity differs by its phase,
 	 * not by its needs). */
