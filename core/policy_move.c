@@ -177,15 +177,23 @@ static int idle_core_for(const struct step *st, int i)
 
 /*
  * May thread i take free CPU d? Not when that makes another busy thread
- * share its core, unless i already shares its own and no idle core is
- * left (as the kernel's select_idle_core comes before select_idle_smt;
- * docs/algorithms.md, "SMT").
+ * share its core, unless i already shares its own with as many and no
+ * idle core is left (as the kernel's select_idle_core comes before
+ * select_idle_smt; docs/algorithms.md, "SMT").
  */
 static int sibling_ok(const struct step *st, int i, int d, int *idle)
 {
-	if (!core_others(st, d, i))
+	int there = core_others(st, d, i);
+	if (!there)
 		return 1;
-	if (st->cpu[i] < 0 || !core_others(st, st->cpu[i], i))
+	/* Without op counts (no PMU) a shared core's cost cannot be seen
+	 * after, nor undone: only idle cores. */
+	if (!st->v->threads[i].tput_ops)
+		return 0;
+	/* Never onto a core busier than its own (SMT-4: a fourth thread on
+	 * a core slows it more than remote memory does; without op counts
+	 * nothing would show it). */
+	if (st->cpu[i] < 0 || there > core_others(st, st->cpu[i], i))
 		return 0;
 	if (*idle < 0) /* once per thread's options: it costs ncpus^2 */
 		*idle = idle_core_for(st, i);
