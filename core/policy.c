@@ -490,170 +490,6 @@ static int lbma_candidates(struct step *st, struct nl_rng *rng, int *cand)
 	return k;
 }
 
-static int find_thread(const struct nl_view *v, int tid)
-{
-	int lo = 0, hi = v->nthreads - 1;
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-		if (v->threads[mid].tid == tid)
-			return mid;
-		if (v->threads[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
-}
-
-static void lengthen(struct nl_policy_state *s, int maxm)
-{
-	s->period_mult = s->period_mult * 2 > maxm ? maxm : s->period_mult * 2;
-}
-
-static int plan_rollback(struct step *st, const struct nl_memo *m, int i,
-			 const char *reason)
-{
-	const struct nl_policy_state *ps = st->s;
-	int partner = m->pair >= 0 && (size_t)m->pair < ps->nlast
-			      ? ps->last[m->pair].tid
-			      : -1;
-	int rc;
-	if (st->moved[i] || st->cpu[i] != m->to_cpu ||
-	    !nl_step_allows(&st->v->threads[i], m->from_cpu))
-		return 0;
-	/* Its old CPU is busy now (another thread went there, or it came
-	 * from a CPU it shared): pinned back, it would share a CPU; the OS
-	 * finds it one instead. */
-	for (int u = st->head[m->from_cpu]; u >= 0; u = st->next[u])
-		if (u != i && st->v->threads[u].tid != partner) {
-			rc = nl_plan_add(
-				st->plan,
-				&(struct nl_action){
-					.kind = NL_ACT_RELEASE,
-					.tid = m->tid,
-					.other_tid = -1,
-					.from_cpu = m->to_cpu,
-					.to_cpu = -1,
-					.reason = "its move lost, and its old "
-						  "CPU is busy: handed back to "
-						  "the OS"});
-			st->moved[i] = 1;
-			return rc;
-		}
-	rc = nl_plan_add(st->plan, &(struct nl_action){.kind = NL_ACT_ROLLBACK,
-						       .tid = m->tid,
-						       .other_tid = -1,
-						       .from_cpu = m->to_cpu,
-						       .to_cpu = m->from_cpu,
-						       .reason = reason});
-	nl_step_occ_move(st, i, m->from_cpu);
-	st->moved[i] = 1;
-	return rc;
-}
-
-/* The judge's ratio of memo k: its metric now over before (1 unknown). */
-static double memo_ratio(const struct step *st, const struct nl_memo *m)
-{
-	int i = find_thread(st->v, m->tid);
-	if (i < 0 || !st->v->threads[i].has_perf || !(m->judge_before > 0))
-		return 1;
-	/* Without op counts the metric is the CPU share, which says nothing
-	 * of memory speed: a move for its data is not judged on it (on a
-	 * busy machine its noise undid such moves). */
-	if (st->p->judge == NL_JUDGE_THREAD && !st->v->threads[i].tput_ops)
-		return 1;
-	return nl_step_judge_metric(st, i) / m->judge_before;
-}
-
-/*
- * Default rollback: each move of the last step is judged on its own
- * threads' relative perf (which a phase of the whole process does not
- * move); a swap is judged and undone as a pair, never split, on the
- * thread of the two that lost more.
- */
-static int rollback_threads(struct step *st)
-{
-	struct nl_policy_state *s = st->s;
-	int undone = 0, rc = 0;
-
-	for (size_t k = 0; k < s->nlast && rc == 0; k++) {
-		const struct nl_memo *m = &s->last[k];
-		double r = memo_ratio(st, m);
-		int i = find_thread(st->v, m->tid);
-		if (m->pair >= 0 && (size_t)m->pair < k)
-			continue; /* judged with its partner */
-		/* A swap is undone when either thread lost: a process ends
-		 * with its slowest thread, so a partner's gain does not pay
-		 * for a thread made slower. */
-		if (m->pair >= 0 && (size_t)m->pair < s->nlast)
-			r = sqrt(r * memo_ratio(st, &s->last[m->pair]));
-		if (i < 0 || r >= st->p->undo_threshold)
-			continue;
-		rc = plan_rollback(st, m, i, "the moved thread lost perf");
-		if (rc == 0 && m->pair >= 0 && (size_t)m->pair < s->nlast) {
-			const struct nl_memo *o = &s->last[m->pair];
-			int j = find_thread(st->v, o->tid);
-			if (j >= 0)
-				rc = plan_rollback(
-					st, o, j, "its swap partner lost perf");
-		}
-		undone++;
-	}
-	if (undone)
-		lengthen(s, st->p->period_max_mult);
-	s->nlast = 0;
-	return rc;
-}
-
-/*
- * The paper's rollback: when the domain's total perf (threads measured in
- * both periods) fell below undo_threshold x the previous one, undo the last
- * step's moves and end the step (returns 1). Adapts the period either way.
- */
-static int rollback_total(struct step *st)
-{
-	const struct nl_view *v = st->v;
-	struct nl_policy_state *s = st->s;
-	double now = 0, before = 0, ratio;
-	int maxm = st->p->period_max_mult, rc;
-
-	for (int i = 0; i < v->nthreads; i++)
-		if (nl_step_in_domain(st, i) && v->threads[i].has_perf &&
-		    v->threads[i].has_prev) {
-			now += v->threads[i].perf;
-			before += v->threads[i].prev_perf;
-		}
-	if (!(before > 0))
-		return 0;
-	ratio = now / before;
-	if (s->nlast > 0 && ratio < st->p->undo_threshold) {
-		for (size_t k = 0; k < s->nlast; k++) {
-			struct nl_memo *m = &s->last[k];
-			int i = find_thread(v, m->tid);
-			if (i < 0)
-				continue;
-			if (st->p->rollback == NL_ROLLBACK_LOSERS &&
-			    v->threads[i].perf >= m->perf_before)
-				continue;
-			rc = plan_rollback(st, m, i,
-					   "total perf fell below the undo "
-					   "threshold");
-			if (rc)
-				return rc;
-		}
-		s->nlast = 0;
-		lengthen(s, maxm);
-		return 1;
-	}
-	if (ratio < 1)
-		lengthen(s, maxm);
-	else
-		s->period_mult =
-			s->period_mult / 2 < 1 ? 1 : s->period_mult / 2;
-	s->nlast = 0;
-	return 0;
-}
-
 static int step_alloc(struct step *st)
 {
 	int n = st->v->nthreads > 0 ? st->v->nthreads : 1;
@@ -728,7 +564,7 @@ static int moves(struct step *st, enum nl_policy_kind k, struct nl_rng *rng)
 	if (rc == 0 && k == NL_POLICY_IMAR2 &&
 	    st->p->judge == NL_JUDGE_THREAD) {
 		if (ncand == 0)
-			lengthen(st->s, st->p->period_max_mult);
+			nl_step_lengthen(st->s, st->p->period_max_mult);
 		else if (st->s->period_mult > 1)
 			st->s->period_mult /= 2;
 	}
@@ -754,8 +590,8 @@ static int policy_moves(struct step *st, enum nl_policy_kind k,
 	/* Every move is watched: LBMA's too, on numalot's judge (the
 	 * paper's LBMA keeps whatever its draws did). */
 	if (k == NL_POLICY_IMAR2 || p->judge == NL_JUDGE_THREAD) {
-		rc = p->judge == NL_JUDGE_TOTAL ? rollback_total(st)
-						: rollback_threads(st);
+		rc = p->judge == NL_JUDGE_TOTAL ? nl_rollback_total(st)
+						: nl_rollback_threads(st);
 		if (rc)
 			return rc;
 	}

@@ -60,6 +60,16 @@ int nl_step_free_cpu(const struct step *st, int i);
 /* Compute-bound: its measured OI is above compute_oi. */
 int nl_step_compute_bound(const struct step *st, int i);
 
+/* The period multiplier doubled, up to maxm. */
+void nl_step_lengthen(struct nl_policy_state *s, int maxm);
+/*
+ * Rollback (rollback.c) of the last step's moves: each judged on its own
+ * threads (a swap as a pair), or, for the paper's judge, on the domain's
+ * total (then 1 ends the step). 0, 1 or a negative errno.
+ */
+int nl_rollback_threads(struct step *st);
+int nl_rollback_total(struct step *st);
+
 /*
  * The do-no-harm check (harm.c). Returns 1 when it takes this step (no
  * moves), 0 when the policy moves as usual, or a negative errno.

@@ -108,4 +108,14 @@ void nl_bench_svg(const struct nl_bench *b, FILE *f, double *v);
 /* The evaluation as one self-contained page (bench_html.c). */
 int nl_bench_write_html(const struct nl_bench *b, const char *path);
 
+/* The backends of a --counters list, in order, into c (room for max):
+ * how many, or -1 after printing why. */
+int nl_bench_parse_counters(const char *list, enum nl_sim_counters *c, int max);
+/* An output path for backend c: path itself, or with several backends
+ * r.json -> r.perf.json (malloc'd; NULL without memory). */
+char *nl_bench_output_path(const char *path, enum nl_sim_counters c, int many);
+/* --fail-worse: the runs of a policy more than pct % slower than linux
+ * (makespan), each told on stderr; how many. */
+int nl_bench_worse_runs(const struct nl_bench *b, double pct);
+
 #endif
