@@ -52,4 +52,15 @@ expect_usage_error "missing topology" "machine.topology" sim "$T/notopo.json"
 printf '{"machine": ' >"$T/broken.json"
 expect_usage_error "malformed JSON names the file" "broken.json" sim "$T/broken.json"
 
+expect_usage_error "unknown counter backend lists the valid ones" \
+	'unknown counter backend "pmu" (valid: pebs, perf, software)' \
+	sim etc/scenarios/two-node-remote.json --counters=pmu
+expect_usage_error "bench: an unknown backend in the list, named" \
+	'--counters: unknown counter backend "x"' \
+	bench --counters=pebs,x etc/scenarios/two-node-remote.json
+"$N" sim etc/scenarios/two-node-remote.json --counters=software \
+	--report="$T/sw.json" >/dev/null
+check "the report records the modelled backend" \
+	test "$(json "$T/sw.json" "r['counters']['backend']")" = model-software
+
 [ $fails -eq 0 ]
