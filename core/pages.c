@@ -124,12 +124,10 @@ static int move_some(struct nl_engine *e, struct edomain *d, struct eprocess *p,
 						    PAGE_BYTES);
 		t0 = nl_mono_s();
 		/* Interleaved memory is a starting placement, as a CPU
-		 * binding is, unless bindings are kept, or nothing would show
-		 * what gathering it cost: without op counts (no PMU) a
-		 * bandwidth-bound process's interleave stays as asked. */
-		int soft = !d->params.keep_bindings && !sh->cpu_share_only;
-		rc = e->m->ops->move_pages(e->m, p->pid, from, to, bytes,
-					   soft ? NL_PAGES_SOFT : 0, &moved);
+		 * binding is, unless bindings are kept. */
+		rc = e->m->ops->move_pages(
+			e->m, p->pid, from, to, bytes,
+			d->params.keep_bindings ? 0 : NL_PAGES_SOFT, &moved);
 		/* The host's time: none on the simulated node (its reports
 		 * are the same for the same seed). */
 		if (!e->m->modelled)
