@@ -220,8 +220,28 @@ int nl_step_free_cpu(const struct step *st, int i)
 }
 
 /*
+ * Does a crowded thread on s gain by going to node D even if wholly bound
+ * by its memory's latency? Its CPU share grows by at most the threads on
+ * its CPU, its latency by at most the distance ratio. Asked only where its
+ * memory is bound and cannot follow it (docs/algorithms.md, "Crowded
+ * threads"); a measured compute-bound thread pays no distance.
+ */
+static int crowd_pays(const struct step *st, int i, int home, int D)
+{
+	const struct nl_topology *topo = st->v->topo;
+	int s = st->cpu[i], crowd = 0;
+	if (!st->v->threads[i].mem_bound || nl_step_compute_bound(st, i))
+		return 1;
+	for (int u = st->head[s]; u >= 0; u = st->next[u])
+		crowd += !nl_step_idle(st, u) || u == i;
+	return nl_topology_distance(topo, home, D) <
+	       crowd * nl_topology_distance(topo, home, topo->cpu_node[s]);
+}
+
+/*
  * A crowded thread with no data elsewhere: the free CPUs of the node
- * nearest its data (or its own node) that has any.
+ * nearest its data (or its own node) that has any, and where it gains
+ * even if memory-bound.
  */
 static int crowded_options(struct step *st, int i)
 {
@@ -233,7 +253,9 @@ static int crowded_options(struct step *st, int i)
 
 	/* An idle core on any node before a busy core's sibling nearer. */
 	st->order[0] = home;
-	for (int k = 0; k <= nn && n == 0; k++)
+	for (int k = 0; k <= nn && n == 0; k++) {
+		if (!crowd_pays(st, i, home, st->order[k]))
+			continue;
 		for (int d = 0; d < topo->ncpus; d++)
 			if (topo->cpu_node[d] == st->order[k] &&
 			    st->head[d] < 0 && nl_step_allows(t, d) &&
@@ -242,6 +264,7 @@ static int crowded_options(struct step *st, int i)
 					d, -1,
 					nl_tickets_for(st->v, st->p, t, s, d,
 						       1)};
+	}
 	return n;
 }
 
