@@ -235,10 +235,10 @@ static struct json_object *processes_json(struct nl_engine *e, int domain,
 						: "its threads' CPUs when "
 						  "taken over"));
 		if (e->m->ops->move_pages)
-			json_object_object_add(
-				o, "pages",
-				pages_json(&ep->pg, &p[i], e->m->measured,
-					   e->m->modelled));
+			json_object_object_add(o, "pages",
+					       pages_json(&ep->pg, &p[i],
+							  e->m->measured,
+							  e->m->modelled));
 		page_readings_json(o, ep, e->m->topo->nnodes);
 		json_object_array_add(a, o);
 	}

@@ -73,8 +73,7 @@ int nl_cli_set_counters(const char *cmd, const char *name,
 			struct nl_run_opts *o)
 {
 	if (nl_sim_counters_from_name(name, &o->counters) < 0) {
-		nl_cli_error(cmd,
-			     "unknown counter backend \"%s\" (valid: %s)",
+		nl_cli_error(cmd, "unknown counter backend \"%s\" (valid: %s)",
 			     name, nl_sim_counters_names());
 		return -1;
 	}

@@ -56,7 +56,7 @@ struct rproc {
 	double pages_t;
 	double pages[NL_MAX_NODES];
 	int have_pages;
-	double bound_share; /* of its anonymous pages under a "bind:" policy */
+	double bound_share;  /* of its anonymous pages under a "bind:" policy */
 	int pages_same;	     /* the last two readings found the same */
 	double pages_read_t; /* numa_maps last read (pages_t: last looked) */
 	int pages_maps;	     /* the mappings that reading had */
