@@ -95,6 +95,7 @@ void nl_policy_state_free(struct nl_policy_state *s)
 	free(s->last);
 	free(s->saved);
 	free(s->hp);
+	free(s->watch);
 	nl_policy_state_init(s);
 }
 
@@ -372,7 +373,7 @@ int nl_step_crowded(const struct step *st, int i)
 
 /* Some CPU of thread i's own binding (within what numalot may use) is
  * free: the OS can move it there itself. */
-static int own_free_cpu(const struct step *st, int i)
+int nl_step_own_free_cpu(const struct step *st, int i)
 {
 	const struct nl_view_thread *t = &st->v->threads[i];
 	int c, found = 0;
@@ -402,7 +403,7 @@ int nl_step_crowded_by_pins(const struct step *st, int i)
 	if (st->v->threads[i].pinned && !st->moved[i])
 		return 1;
 	/* Its own binding is full: the OS cannot part them either. */
-	return !own_free_cpu(st, i);
+	return !nl_step_own_free_cpu(st, i);
 }
 
 /* Why thread i may be moved this step, if at all: its data is elsewhere,
@@ -592,6 +593,8 @@ static int policy_moves(struct step *st, enum nl_policy_kind k,
 	if (k == NL_POLICY_IMAR2 || p->judge == NL_JUDGE_THREAD) {
 		rc = p->judge == NL_JUDGE_TOTAL ? nl_rollback_total(st)
 						: nl_rollback_threads(st);
+		if (rc == 0 && p->judge == NL_JUDGE_THREAD)
+			rc = nl_watch_step(st);
 		if (rc)
 			return rc;
 	}

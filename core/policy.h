@@ -198,6 +198,17 @@ struct nl_memo {
 	int pair;	     /* the swap partner's memo, -1 none */
 };
 
+/* A thread numalot placed, watched while it stays where it was put
+ * (watch.c). */
+struct nl_watch {
+	int tid;
+	int cpu;
+	double before; /* its judge metric before it was moved */
+	int low;       /* periods in a row below undo_threshold of it */
+	int partner;   /* its swap partner's tid, judged with it (-1 none) */
+	double partner_before;
+};
+
 /* What a policy carries from one step to the next (owned by the caller). */
 struct nl_policy_state {
 	int steps;
@@ -224,6 +235,8 @@ struct nl_policy_state {
 		double placed, os_sum;
 	} * hp;
 	size_t nhp, caphp;
+	struct nl_watch *watch; /* placed threads still watched */
+	size_t nwatch, capwatch;
 };
 
 void nl_policy_state_init(struct nl_policy_state *s);

@@ -47,6 +47,43 @@ static int nodes_by_distance(const struct nl_topology *topo, int from,
 	return n;
 }
 
+/* Busy threads other than i on the core of cpu. */
+static int core_others(const struct step *st, int cpu, int i)
+{
+	const struct nl_topology *topo = st->v->topo;
+	int n = 0;
+	for (int c = 0; c < topo->ncpus; c++)
+		if (topo->cpu_core[c] == topo->cpu_core[cpu])
+			for (int u = st->head[c]; u >= 0; u = st->next[u])
+				n += u != i;
+	return n;
+}
+
+/* Busy threads other than i on cpu. */
+static int cpu_others(const struct step *st, int cpu, int i)
+{
+	int n = 0;
+	for (int u = st->head[cpu]; u >= 0; u = st->next[u])
+		n += u != i;
+	return n;
+}
+
+/*
+ * Would partner u, sent from d to i's CPU s, share its CPU or its core
+ * with more busy threads than it does now? A swap never crowds the
+ * partner (docs/algorithms.md, "SMT"): its counters would not show the
+ * loss as a gain of the pair.
+ */
+static int partner_crowded(const struct step *st, int i, int u, int s, int d)
+{
+	const struct nl_topology *topo = st->v->topo;
+	if (cpu_others(st, s, i) > cpu_others(st, d, u))
+		return 1;
+	if (topo->cpu_core[s] == topo->cpu_core[d])
+		return 0;
+	return core_others(st, s, i) > core_others(st, d, u);
+}
+
 /*
  * May u (on CPU d) swap with thread i (on CPU s)? Always in the paper's
  * rule; by default only when u does not lose its data by it (u is
@@ -65,7 +102,7 @@ static int swap_ok(const struct step *st, int i, int u, int s, int d)
 		return 0;
 	if (st->p->swap == NL_SWAP_SUM)
 		return 1;
-	if (U->held)
+	if (U->held || partner_crowded(st, i, u, s, d))
 		return 0;
 	/* Its memory bound where it is (numactl --membind): its pages
 	 * would not follow it, whatever its phase now. */
@@ -149,18 +186,6 @@ static int option_to(struct step *st, int i, int s, int d, int n)
 	}
 	if (best >= 0)
 		st->opts[n++] = (struct option){d, best, best_tk};
-	return n;
-}
-
-/* Busy threads other than i on the core of cpu. */
-static int core_others(const struct step *st, int cpu, int i)
-{
-	const struct nl_topology *topo = st->v->topo;
-	int n = 0;
-	for (int c = 0; c < topo->ncpus; c++)
-		if (topo->cpu_core[c] == topo->cpu_core[cpu])
-			for (int u = st->head[c]; u >= 0; u = st->next[u])
-				n += u != i;
 	return n;
 }
 

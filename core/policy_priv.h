@@ -55,6 +55,9 @@ int nl_step_crowded(const struct step *st, int i);
  * a co-runner's that stays pinned this step), or its own binding has no
  * free CPU. Any other crowd is the OS's to spread. */
 int nl_step_crowded_by_pins(const struct step *st, int i);
+/* Some CPU of thread i's own binding (within what numalot may use) is
+ * free: the OS can move it there itself. */
+int nl_step_own_free_cpu(const struct step *st, int i);
 /* Some CPU thread i may use is free. */
 int nl_step_free_cpu(const struct step *st, int i);
 /* Compute-bound: its measured OI is above compute_oi. */
@@ -69,6 +72,17 @@ void nl_step_lengthen(struct nl_policy_state *s, int maxm);
  */
 int nl_rollback_threads(struct step *st);
 int nl_rollback_total(struct step *st);
+/* Thread tid's index in the view (sorted by tid), or -1. */
+int nl_step_find(const struct nl_view *v, int tid);
+
+/*
+ * The watch (watch.c): a kept move's thread is judged again every period
+ * while it stays where numalot put it, against its metric before the
+ * move; released to the OS after WATCH_LOW_PERIODS periods below
+ * undo_threshold. 0 or a negative errno.
+ */
+int nl_watch_add(struct nl_policy_state *s, const struct nl_watch *w);
+int nl_watch_step(struct step *st);
 
 /*
  * The do-no-harm check (harm.c). Returns 1 when it takes this step (no

@@ -8,7 +8,7 @@
 
 #include <math.h>
 
-static int find_thread(const struct nl_view *v, int tid)
+int nl_step_find(const struct nl_view *v, int tid)
 {
 	int lo = 0, hi = v->nthreads - 1;
 	while (lo <= hi) {
@@ -72,7 +72,7 @@ static int plan_rollback(struct step *st, const struct nl_memo *m, int i,
 /* The judge's ratio of memo k: its metric now over before (1 unknown). */
 static double memo_ratio(const struct step *st, const struct nl_memo *m)
 {
-	int i = find_thread(st->v, m->tid);
+	int i = nl_step_find(st->v, m->tid);
 	if (i < 0 || !st->v->threads[i].has_perf || !(m->judge_before > 0))
 		return 1;
 	/* Without op counts the metric is the CPU share, which says nothing
@@ -83,11 +83,29 @@ static double memo_ratio(const struct step *st, const struct nl_memo *m)
 	return nl_step_judge_metric(st, i) / m->judge_before;
 }
 
+/* A kept move whose thread has op counts: watched from now on (a swap's
+ * threads as a pair, as they were judged). */
+static int keep_watching(struct step *st, const struct nl_memo *m)
+{
+	const struct nl_policy_state *s = st->s;
+	const struct nl_memo *o = m->pair >= 0 && (size_t)m->pair < s->nlast
+					  ? &s->last[m->pair]
+					  : NULL;
+	int i = nl_step_find(st->v, m->tid);
+	if (i < 0 || !st->v->threads[i].tput_ops || !(m->judge_before > 0))
+		return 0;
+	return nl_watch_add(
+		st->s,
+		&(struct nl_watch){m->tid, m->to_cpu, m->judge_before, 0,
+				   o && o->judge_before > 0 ? o->tid : -1,
+				   o ? o->judge_before : 0});
+}
+
 /*
  * Default rollback: each move of the last step is judged on its own
  * threads' relative perf (which a phase of the whole process does not
  * move); a swap is judged and undone as a pair, never split, on the
- * thread of the two that lost more.
+ * geometric mean of its two threads.
  */
 int nl_rollback_threads(struct step *st)
 {
@@ -97,20 +115,26 @@ int nl_rollback_threads(struct step *st)
 	for (size_t k = 0; k < s->nlast && rc == 0; k++) {
 		const struct nl_memo *m = &s->last[k];
 		double r = memo_ratio(st, m);
-		int i = find_thread(st->v, m->tid);
+		int i = nl_step_find(st->v, m->tid);
 		if (m->pair >= 0 && (size_t)m->pair < k)
 			continue; /* judged with its partner */
-		/* A swap is undone when either thread lost: a process ends
-		 * with its slowest thread, so a partner's gain does not pay
-		 * for a thread made slower. */
+		/* A swap is judged by its pair's geometric mean (taking the
+		 * worse of the two undid more gathering than it saved). */
 		if (m->pair >= 0 && (size_t)m->pair < s->nlast)
 			r = sqrt(r * memo_ratio(st, &s->last[m->pair]));
-		if (i < 0 || r >= st->p->undo_threshold)
+		if (i >= 0 && r >= st->p->undo_threshold) {
+			rc = keep_watching(st, m);
+			if (rc == 0 && m->pair >= 0 &&
+			    (size_t)m->pair < s->nlast)
+				rc = keep_watching(st, &s->last[m->pair]);
+			continue;
+		}
+		if (i < 0)
 			continue;
 		rc = plan_rollback(st, m, i, "the moved thread lost perf");
 		if (rc == 0 && m->pair >= 0 && (size_t)m->pair < s->nlast) {
 			const struct nl_memo *o = &s->last[m->pair];
-			int j = find_thread(st->v, o->tid);
+			int j = nl_step_find(st->v, o->tid);
 			if (j >= 0)
 				rc = plan_rollback(
 					st, o, j, "its swap partner lost perf");
@@ -147,7 +171,7 @@ int nl_rollback_total(struct step *st)
 	if (s->nlast > 0 && ratio < st->p->undo_threshold) {
 		for (size_t k = 0; k < s->nlast; k++) {
 			struct nl_memo *m = &s->last[k];
-			int i = find_thread(v, m->tid);
+			int i = nl_step_find(v, m->tid);
 			if (i < 0)
 				continue;
 			if (st->p->rollback == NL_ROLLBACK_LOSERS &&
