@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # numalot with a real Slurm: a throw-away single-node cluster started here
 # and stopped by PID whatever happens. Cases (a) to (h) of the Slurm issue;
-# (f2) and (n): issue 26's items 2 and 3.
+# (f2) and (n): issue 26's items 2 and 3; (x3): what a user may make
+# root write (docs/slurm.md, "Security").
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -233,6 +234,28 @@ echo "optional $ROOT/$B/numalot.so $BASE" >"$T/plugstack.conf"
 (cd "$T/nobody" && srun -Q --uid=nobody --numalot=monitor -n1 \
 	--numalot-report="$T/rootonly/%j.json" touch "$T/nobody/f2b.ran" >"$T/f2b.out" 2>&1)
 check "(f2) ...and so with the plugin optional" test $? -ne 0 -a ! -e "$T/nobody/f2b.ran"
+plugstack
+
+# (x3) The agent's socket and log in a shared sticky folder (as /tmp),
+# where a user put links to root's folder first: root makes no lock, log
+# or folder through them; the step runs without numalot (socket) or the
+# agent logs to syslog (log), and the step's log says why.
+mkdir -p "$T/sticky" && chmod 1777 "$T/sticky"
+su nobody -s /bin/sh -c "ln -s '$T/rootonly' '$T/sticky/run'; ln -s '$T/rootonly' '$T/sticky/logs'"
+plugstack socket=$T/sticky/run/numalotd.sock log=$T/sticky/logs/agent.log
+srun -Q --numalot=monitor -n1 --numalot-report="$T/x3.json" true >x3.out 2>&1
+check "(x3) a socket folder that is a user's link: the step exits 0" test $? -eq 0
+check "(x3) ...no lock, log or socket made in root's folder" test -z "$(ls "$T/rootonly")"
+check "(x3) ...and the report says why" grep -q "is a symbolic link of uid $(id -u nobody)" x3.json
+plugstack socket=$T/x3run/numalotd.sock log=$T/sticky/logs/agent.log
+srun -Q --numalot=monitor -n1 --numalot-report="$T/x3b.json" true >x3b.out 2>&1
+check "(x3) a log that is a user's link: the step exits 0, managed" \
+	test "$(json x3b.json "len(r['processes']) == 1 and 'error' not in r" 2>/dev/null)" = True
+check "(x3) ...nothing written in root's folder" test -z "$(ls "$T/rootonly")"
+check "(x3) ...and the step's log says why" \
+	grep -q "the agent's log $T/sticky/logs/agent.log: $T/sticky/logs is a symbolic link of uid $(id -u nobody); it logs to syslog instead" log/slurmd.log
+ap=$(agent_pid_of "$ROOT/$B/numalot" "$T/x3run/numalotd.sock")
+[ -n "$ap" ] && kill "$ap"
 plugstack
 
 # (g) no option, or off: no agent contact, no report.
