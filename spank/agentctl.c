@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "collect.h"
+#include "rootdir.h"
 #include "rwrite.h"
 #include "version.h"
 #include "util.h"
@@ -54,23 +55,42 @@ static const char *const policy_list[NL_CHOICE_COUNT] = {"", "monitor", "imar2",
  */
 static int spawn_agent(const struct nl_site *s)
 {
+	/* The log is opened here, as root's own file in a folder only root
+	 * may change (docs/slurm.md, "Security"): a user's link, FIFO or
+	 * file in a shared folder makes the agent log to syslog instead. */
+	char why[600];
+	int log = s->log[0] ? nl_open_owned_log(s->log, 0640, why, sizeof(why))
+			    : -1;
+	if (s->log[0] && log < 0) {
+		slurm_error("numalot: the agent's log %s: %s; it logs to "
+			    "syslog instead",
+			    s->log, why);
+		log = -1;
+	}
 	char idle[32], period[32], minp[32], maxp[32], allow[64], force[32],
 		nice[24];
 	char sock[160], cnt[48], topo[300], rdir[540];
 	int pfd[2];
 	pid_t pid;
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		if (log >= 0)
+			close(log);
 		return -1;
+	}
 	pid = fork();
 	if (pid < 0) {
 		close(pfd[0]);
 		close(pfd[1]);
+		if (log >= 0)
+			close(log);
 		return -1;
 	}
 	if (pid > 0) {
 		int st;
 		close(pfd[1]);
+		if (log >= 0)
+			close(log);
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
 		return pfd[0];
@@ -79,24 +99,20 @@ static int spawn_agent(const struct nl_site *s)
 	if (fork() != 0)
 		_exit(0);
 	/* No inherited descriptors (srun must not wait for the agent) but
-	 * the ready pipe, which becomes 3. */
-	if (dup2(pfd[1], 100) < 0)
+	 * the ready pipe, which becomes 3, and the log, which becomes 2. */
+	if (dup2(pfd[1], 100) < 0 || (log >= 0 && dup2(log, 101) < 0))
 		_exit(127);
 	close_range(0, 99, 0);
-	close_range(101, ~0U, 0);
+	close_range(102, ~0U, 0);
+	if (log >= 0)
+		log = 101;
 	int null = open("/dev/null", O_RDWR);
-	int log = s->log[0] ? open(s->log,
-				   O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW,
-				   0640)
-			    : -1;
 	if (null >= 0) {
-		/* Order matters: log may sit on 1, which null is about to take.
-		 */
 		dup2(log >= 0 ? log : null, 2);
 		dup2(null, 0);
 		dup2(null, 1);
 	}
-	if (log > 2)
+	if (log >= 0)
 		close(log);
 	if (null > 2)
 		close(null);
@@ -134,7 +150,7 @@ static int spawn_agent(const struct nl_site *s)
 		argv[n++] = force;
 	if (s->agent_nice_set)
 		argv[n++] = nice;
-	if (!s->log[0])
+	if (log < 0)
 		argv[n++] = "--syslog";
 	argv[n] = NULL;
 	execv(s->agent, argv);
@@ -195,10 +211,21 @@ static int service_socket(const char *path)
 int nl_agentctl_ensure(const struct nl_site *s, double deadline_ms, char *why,
 		       size_t len)
 {
-	char lockpath[200], said[320];
+	char lockpath[200], said[320], dir_why[600];
 	struct stat sb;
 	int fd, rc;
 
+	/* The socket's folder, made when missing, must be root's along its
+	 * whole path: in a folder a user may change, the user would choose
+	 * where root makes the lock, and what root takes for the agent
+	 * (docs/slurm.md, "Security"). */
+	if (nl_owned_parent(s->socket, 0755, 0, dir_why, sizeof(dir_why)) < 0) {
+		snprintf(why, len,
+			 "the agent's socket %s is in a folder root does not "
+			 "alone control (%s): numalot does not use it",
+			 s->socket, dir_why);
+		return -1;
+	}
 	rc = hello(s->socket, deadline_ms);
 	if (rc == 0)
 		return 0;
@@ -235,17 +262,12 @@ int nl_agentctl_ensure(const struct nl_site *s, double deadline_ms, char *why,
 	}
 	/* One starter at a time; the others wait and find it running. */
 	snprintf(lockpath, sizeof(lockpath), "%s.lock", s->socket);
-	fd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		char dir[160], *slash;
-		snprintf(dir, sizeof(dir), "%s", s->socket);
-		slash = strrchr(dir, '/');
-		if (slash && slash != dir) {
-			*slash = 0;
-			mkdir(dir, 0755);
-		}
-		fd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-			  0600);
+	fd = open(lockpath,
+		  O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+	if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
+		close(fd);
+		fd = -1;
+		errno = EEXIST;
 	}
 	if (fd < 0) {
 		snprintf(why, len, "cannot open the agent lock %s: %s",

@@ -30,6 +30,7 @@
 #include "activate.h"
 #include "conn.h"
 #include "leave.h"
+#include "rootdir.h"
 #include "log.h"
 #include "server.h"
 #include "util.h"
@@ -50,23 +51,20 @@ void nl_agent_config_default(struct nl_agent_config *c)
 	c->nice = NL_OWN_NICE;
 }
 
-/* The socket's folder must be root's (ours) and writable by nobody else:
- * otherwise a user could replace the socket or point root at a file. */
+/* The socket's folder, made when missing, must be ours (or root's) along
+ * its whole path and writable by nobody else: otherwise a user could
+ * replace the socket, or choose where root makes its lock (rootdir.h). */
 static int safe_dir(const char *dir)
 {
-	struct stat sb;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	if (lstat(dir, &sb) < 0)
-		return -errno;
-	if (!S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() ||
-	    (sb.st_mode & 022)) {
+	char why[600];
+	int rc = nl_owned_dir(dir, 0755, geteuid(), why, sizeof(why));
+	if (rc < 0)
 		nl_log(NL_LOG_ERROR,
-		       "%s must be a folder of uid %u that only it may write",
-		       dir, (unsigned)geteuid());
-		return -EPERM;
-	}
-	return 0;
+		       "the socket's folder must be uid %u's or root's all "
+		       "along its path, each folder one only its owner may "
+		       "write: %s",
+		       (unsigned)geteuid(), why);
+	return rc;
 }
 
 /* The socket, and the lock that decides who serves it. */

@@ -140,3 +140,48 @@ int nl_owned_dir(const char *dir, int mode, uid_t owner, char *why, size_t len)
 		close(fd);
 	return rc;
 }
+
+int nl_owned_parent(const char *path, int mode, uid_t owner, char *why,
+		    size_t len)
+{
+	char dir[PATH_MAX];
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	if (!path || path[0] != '/' || !slash)
+		return nl_errf(why, len, -EINVAL, "%s is not an absolute path",
+			       path ? path : "(none)");
+	if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >=
+	    (int)sizeof(dir))
+		return nl_errf(why, len, -ENAMETOOLONG, "%s is too long", path);
+	return nl_owned_dir(dir[0] ? dir : "/", mode, owner, why, len);
+}
+
+int nl_open_owned_log(const char *path, int mode, char *why, size_t len)
+{
+	struct stat sb;
+	int rc = nl_owned_parent(path, 0, geteuid(), why, len), fd;
+
+	if (rc < 0)
+		return rc;
+	fd = open(path,
+		  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+			  O_NOCTTY | O_CLOEXEC,
+		  (mode_t)mode);
+	if (fd < 0)
+		return nl_errf(why, len, -errno, "%s: %s", path,
+			       errno == ELOOP ? "a symbolic link"
+					      : strerror(errno));
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    sb.st_uid != geteuid() || sb.st_nlink != 1) {
+		close(fd);
+		return nl_errf(why, len, -EEXIST,
+			       "%s is not a regular file of uid %u's alone",
+			       path, (unsigned)geteuid());
+	}
+	if (sb.st_size == 0)
+		fchmod(fd,
+		       (mode_t)mode); /* new: the mode, whatever the umask */
+	/* Written to blocking, as a log is. */
+	fcntl(fd, F_SETFL, O_APPEND);
+	return fd;
+}

@@ -14,4 +14,18 @@
  * never). 0, or a negative errno with why naming the folder at fault. */
 int nl_owned_dir(const char *dir, int mode, uid_t owner, char *why, size_t len);
 
+/* The same for the folder of path (absolute): the agent's socket, its
+ * log. */
+int nl_owned_parent(const char *path, int mode, uid_t owner, char *why,
+		    size_t len);
+
+/*
+ * Open path for appending (a log), as this process's own file: its folder
+ * checked (nl_owned_parent, none made), never through a link, never a
+ * FIFO or device, another's file or one with other names (a hard link);
+ * a new one gets mode. A descriptor (close-on-exec), or a negative errno
+ * with why.
+ */
+int nl_open_owned_log(const char *path, int mode, char *why, size_t len);
+
 #endif

@@ -144,7 +144,14 @@ fi
 # A socket folder that others may write is refused.
 mkdir -m 0777 "$T/open"
 "$D" --socket="$T/open/s.sock" --idle-exit=1 2>"$T/open.log"
-check "a world-writable socket folder is refused" grep -q "only it may write" "$T/open.log"
+check "a world-writable socket folder is refused" grep -q "only its owner may write: $T/open is writable by others" "$T/open.log"
+# ...and so is one of root's inside a user's folder, which the user can
+# swap for another (a link to where root would make its lock); nothing
+# is made there.
+mkdir -m 0755 "$T/users" && mkdir -m 0755 "$T/users/run" && chown nobody "$T/users"
+"$D" --socket="$T/users/run/s.sock" --idle-exit=1 2>"$T/users.log"
+check "a socket folder inside a user's folder is refused" \
+	sh -c "grep -q '$T/users belongs to uid $(id -u nobody), not 0' '$T/users.log' && test -z \"\$(ls '$T/users/run')\""
 
 [ $fails -eq 0 ] || tail -20 "$T/agent.log"
 [ $fails -eq 0 ]

@@ -261,6 +261,12 @@ check "4: with 150 steps, hello within 500 ms (worst $worst ms)" test "$worst" -
 start_nobody p6 "$W" --threads 3 --seconds 30
 req "$S" "{\"v\":1,\"op\":\"register\",\"job\":6,\"step\":0,\"uid\":$NU,\"pid\":$NP,\"policy\":\"monitor\",\"cpus\":\"0\",\"period\":0.5,\"report\":\"$T/pub/r6.json\",\"gid\":$(id -g nobody)}" >"$T/r6"
 check "6: root registers nobody's step with a report path" grep -q '"ok":true' "$T/r6"
+# A user's own registration that names a report, a node and gid 0: the
+# agent keeps none of them (only root's registrations hand reports over).
+np6=$NP
+start_nobody p6b sleep 30
+nreq "$S" "{\"v\":1,\"op\":\"register\",\"job\":66,\"step\":0,\"uid\":$NU,\"pid\":$NP,\"policy\":\"monitor\",\"cpus\":\"0\",\"report\":\"$T/pub/r66.json\",\"node\":\"evil\",\"gid\":0}" >"$T/r66"
+check "6: nobody's own registration naming a report is taken" grep -q '"ok":true' "$T/r66"
 sleep 1.2
 kill -TERM $MAIN
 wait $MAIN
@@ -269,7 +275,8 @@ check "6: the step's report was handed to its user" test "$(stat -c %U "$T/pub/r
 check "6: ...with its data and why it ended early" \
 	test "$(json "$T/pub/r6.json" "len(r['threads']), 'stopped' in r['error']")" = "4 True"
 check "6: no temporary file left beside it" test "$(ls -a "$T/pub" | grep -c numalot-)" -eq 0
-kill $NP 2>/dev/null
+check "6: ...and no report where nobody's own registration asked" test ! -e "$T/pub/r66.json"
+kill $np6 $NP 2>/dev/null
 
 # 7. One agent serves; a stopping agent removes only its own socket.
 both=0

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # numalot with a real Slurm: a throw-away single-node cluster started here
 # and stopped by PID whatever happens. Cases (a) to (h) of the Slurm issue;
-# (f2) and (n): issue 26's items 2 and 3.
+# (f2) and (n): issue 26's items 2 and 3; (f3) and (x3): what a user may
+# make root write (docs/slurm.md, "Security").
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -233,6 +234,52 @@ echo "optional $ROOT/$B/numalot.so $BASE" >"$T/plugstack.conf"
 (cd "$T/nobody" && srun -Q --uid=nobody --numalot=monitor -n1 \
 	--numalot-report="$T/rootonly/%j.json" touch "$T/nobody/f2b.ran" >"$T/f2b.out" 2>&1)
 check "(f2) ...and so with the plugin optional" test $? -ne 0 -a ! -e "$T/nobody/f2b.ran"
+plugstack
+
+# (f3) What the early check saw is not what the report trusts: nobody's
+# program turns the report's folder into a link to root's folder, and
+# the report's name into a link to root's file, after the check. The
+# report is written as nobody, never through either (docs/slurm.md,
+# "Security").
+echo precious >"$T/rootonly/precious" && chmod 644 "$T/rootonly/precious"
+mkdir -p "$T/nobody/f3" && chown nobody "$T/nobody/f3"
+printf '#!/bin/sh\nrm -rf %s/f3 && ln -s %s %s/f3\nln -s %s %s/f3b.json\n' \
+	"$T/nobody" "$T/rootonly" "$T/nobody" "$T/rootonly/precious" "$T/nobody" >"$T/nobody/f3.sh"
+chmod 755 "$T/nobody/f3.sh"
+(cd "$T/nobody" && srun -Q --uid=nobody --numalot=monitor -n1 \
+	--numalot-report="$T/nobody/f3/r.json" "$T/nobody/f3.sh" >"$T/f3.out" 2>&1)
+check "(f3) the step whose report folder became a link exits 0" test $? -eq 0
+check "(f3) ...nothing written in root's folder through it" \
+	test "$(ls "$T/rootonly")" = precious
+check "(f3) ...and srun says why" grep -q "cannot write the report $T/nobody/f3/r.json: Permission denied" "$T/f3.out"
+rm -f "$T/nobody/f3b.json"
+(cd "$T/nobody" && srun -Q --uid=nobody --numalot=monitor -n1 \
+	--numalot-report="$T/nobody/f3b.json" "$T/nobody/f3.sh" >"$T/f3b.out" 2>&1)
+check "(f3) a report name that became a link to root's file: root's file untouched" \
+	test "$(cat "$T/rootonly/precious")" = precious -a -L "$T/nobody/f3b.json"
+check "(f3) ...and srun says why" grep -q "cannot write the report $T/nobody/f3b.json: a file there is not yours" "$T/f3b.out"
+rm -f "$T/rootonly/precious"
+
+# (x3) The agent's socket and log in a shared sticky folder (as /tmp),
+# where a user put links to root's folder first: root makes no lock, log
+# or folder through them; the step runs without numalot (socket) or the
+# agent logs to syslog (log), and the step's log says why.
+mkdir -p "$T/sticky" && chmod 1777 "$T/sticky"
+su nobody -s /bin/sh -c "ln -s '$T/rootonly' '$T/sticky/run'; ln -s '$T/rootonly' '$T/sticky/logs'"
+plugstack socket=$T/sticky/run/numalotd.sock log=$T/sticky/logs/agent.log
+srun -Q --numalot=monitor -n1 --numalot-report="$T/x3.json" true >x3.out 2>&1
+check "(x3) a socket folder that is a user's link: the step exits 0" test $? -eq 0
+check "(x3) ...no lock, log or socket made in root's folder" test -z "$(ls "$T/rootonly")"
+check "(x3) ...and the report says why" grep -q "is a symbolic link of uid $(id -u nobody)" x3.json
+plugstack socket=$T/x3run/numalotd.sock log=$T/sticky/logs/agent.log
+srun -Q --numalot=monitor -n1 --numalot-report="$T/x3b.json" true >x3b.out 2>&1
+check "(x3) a log that is a user's link: the step exits 0, managed" \
+	test "$(json x3b.json "len(r['processes']) == 1 and 'error' not in r" 2>/dev/null)" = True
+check "(x3) ...nothing written in root's folder" test -z "$(ls "$T/rootonly")"
+check "(x3) ...and the step's log says why" \
+	grep -q "the agent's log $T/sticky/logs/agent.log: $T/sticky/logs is a symbolic link of uid $(id -u nobody); it logs to syslog instead" log/slurmd.log
+ap=$(agent_pid_of "$ROOT/$B/numalot" "$T/x3run/numalotd.sock")
+[ -n "$ap" ] && kill "$ap"
 plugstack
 
 # (g) no option, or off: no agent contact, no report.

@@ -302,6 +302,20 @@ static void user_registers_own(void **state)
 			    "bad-request");
 	says(f, "already managed");
 	assert_int_equal(f->s.steps[0].ntasks, 1);
+	/* A report path, a node and a gid in a user's own registration are
+	 * not kept: only root's hand reports over (docs/slurm.md,
+	 * "Security"). */
+	assert_string_equal(ask(f, &alice,
+				"{'v': 1, 'op': 'register', 'job': 2, 'step': "
+				"0, 'uid': 1000, 'pid': %d, 'policy': 'lbma', "
+				"'cpus': '0-7', 'report': '/etc/numalot.json', "
+				"'node': 'evil', 'gid': 0}",
+				alice_pid(1)),
+			    "");
+	assert_int_equal(f->s.nsteps, 2);
+	assert_string_equal(f->s.steps[1].report, "");
+	assert_string_equal(f->s.steps[1].node, "");
+	assert_int_equal(f->s.steps[1].by_root, 0);
 }
 
 /* Root (slurmstepd) registers any user's task, as that user's. */
