@@ -13,8 +13,12 @@ PLUGINDIR ?=
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # The documents, installed once; the HTML report points there.
 DOCDIR := $(PREFIX)/share/doc/numalot
+# The site's configuration, read by the plugin and numalotd
+# (CONFDIR/numalot.conf, compiled in; docs/slurm.md, "Site policy").
+CONFDIR ?= /etc/numalot
 # Slurm's configuration folder: when set (the packages: /etc/slurm),
-# plugstack.conf.d/numalot.conf is installed there.
+# plugstack.conf.d/numalot.conf is installed there, and numalot.conf in
+# CONFDIR.
 SLURM_CONFDIR ?=
 # A packager whose compiler is newer may build with WERROR=.
 WERROR ?= -Werror
@@ -50,6 +54,7 @@ SLURM_CPPFLAGS := $(if $(SLURM_PREFIX),-I$(SLURM_PREFIX)/include)
 NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SLURM_CPPFLAGS) \
 	-DNUMALOT_DATADIR='"$(PREFIX)/share/numalot"' \
 	-DNUMALOT_DOCDIR='"$(DOCDIR)"' \
+	-DNUMALOT_CONF='"$(CONFDIR)/numalot.conf"' \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CPPFLAGS)
 NL_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lnuma -lm
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
@@ -116,14 +121,16 @@ FUZZ_BIN := $(if $(shell command -v $(CLANG) 2>/dev/null),$(FUZZ))
 .PHONY: all check test-bin run-tests clean install uninstall deps format \
 	bench bench-random demo fuzz format-check guest-check plugindir
 # PREFIX is compiled into numalot (the scenario set) and the plugin (the
-# agent's path): a stamp makes them rebuild when it changes.
+# agent's path), CONFDIR into the plugin and numalotd: a stamp makes them
+# rebuild when either changes.
 PREFIX_STAMP := $(BUILD)/prefix
-$(shell mkdir -p $(BUILD); echo '$(PREFIX)' | cmp -s - $(PREFIX_STAMP) 2>/dev/null || echo '$(PREFIX)' > $(PREFIX_STAMP))
+$(shell mkdir -p $(BUILD); echo '$(PREFIX) $(CONFDIR)' | cmp -s - $(PREFIX_STAMP) 2>/dev/null || echo '$(PREFIX) $(CONFDIR)' > $(PREFIX_STAMP))
 
 all: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(UNITS)
 
 $(BUILD)/core/cli/cmd_bench.o $(BUILD)/core/cli/cmd_sim.o \
-	$(BUILD)/core/cli/report_html.o: $(PREFIX_STAMP)
+	$(BUILD)/core/cli/report_html.o $(BUILD)/core/agent/agent_args.o \
+	$(BUILD)/core/agent/agent.o: $(PREFIX_STAMP)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -190,10 +197,10 @@ $(BUILD)/fuzz/fuzz_protocol: tests/fuzz/fuzz_protocol.c $(PROTO_SRC) \
 		core/util.c $(shell pkg-config --libs json-c)
 
 $(BUILD)/fuzz/fuzz_site: tests/fuzz/fuzz_site.c spank/site.c spank/site.h \
-	spank/report_path.c spank/report_path.h
+	spank/report_path.c spank/report_path.h core/protocol/siteconf.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) $(INC_spank) -o $@ $< spank/site.c \
-		spank/report_path.c -lm
+		spank/report_path.c core/protocol/siteconf.c -lm
 
 # The plain pass runs the fuzz targets briefly (where clang is).
 test-bin: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(TESTS) \
@@ -264,6 +271,8 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/numalot/scenarios/set/
 	install -m 0644 etc/plugstack.conf.example etc/plugstack.conf.d/numalot.conf \
 		$(DESTDIR)$(PREFIX)/share/numalot/examples/
+	install -m 0644 etc/numalot/numalot.conf \
+		$(DESTDIR)$(PREFIX)/share/numalot/examples/numalot-site.conf
 	install -m 0755 etc/numalot-textfile.sh etc/numalot-admincomment.sh \
 		$(DESTDIR)$(PREFIX)/share/numalot/examples/
 	install -m 0644 README.md docs/*.md docs/*.png docs/*.svg $(DESTDIR)$(DOCDIR)/
@@ -271,6 +280,8 @@ ifneq ($(SLURM_CONFDIR),)
 	install -d $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d
 	install -m 0644 etc/plugstack.conf.d/numalot.conf \
 		$(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/
+	install -d $(DESTDIR)$(CONFDIR)
+	install -m 0644 etc/numalot/numalot.conf $(DESTDIR)$(CONFDIR)/
 endif
 
 uninstall:
@@ -283,7 +294,8 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/share/man/man8/numalot-spank.8
 	rm -rf $(DESTDIR)$(PREFIX)/share/numalot $(DESTDIR)$(DOCDIR)
 ifneq ($(SLURM_CONFDIR),)
-	rm -f $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/numalot.conf
+	rm -f $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/numalot.conf \
+		$(DESTDIR)$(CONFDIR)/numalot.conf
 endif
 
 # Install the Debian packages numalot needs (root), or say how; then the

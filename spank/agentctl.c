@@ -121,9 +121,12 @@ static int spawn_agent(const struct nl_site *s)
 	snprintf(force, sizeof(force), "--force=%s",
 		 s->force > 0 ? policy_list[s->force] : "");
 	snprintf(nice, sizeof(nice), "--nice=%d", (int)s->agent_nice);
-	char *argv[16] = {(char *)s->agent, sock, idle, period, minp, maxp, cnt,
-			  "--ready-fd=3"};
-	int n = 8;
+	/* --config= (no file): the plugin's settings, its file's and
+	 * plugstack.conf's merged, are the agent's, all on this line. */
+	char *argv[17] = {
+		(char *)s->agent, sock,	      idle, period, minp, maxp, cnt,
+		"--ready-fd=3",	  "--config="};
+	int n = 9;
 	if (s->topology[0])
 		argv[n++] = topo;
 	if (s->report_dir[0])

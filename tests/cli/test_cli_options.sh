@@ -40,8 +40,7 @@ done
 # Every plugstack key, numalotd option and --os model the code takes is
 # in its man page (a user reading the page meets what they may write).
 src="$(dirname "$0")/../.."
-keys=$(awk '/plugstack.conf \(valid: /,/site_log\)/' "$src/spank/site.c" |
-	tr -d '"\t\n' | sed 's/.*valid: //; s/).*//; s/ //g' | tr , ' ')
+keys="config $(grep -o '{"[a-z_]*", "[a-z-]*"}' "$src/core/protocol/siteconf.c" | cut -d'"' -f2)"
 missing=$(for k in $keys; do grep -q "$k=" "$man_dir/numalot-spank.8" || echo "$k"; done)
 check "numalot-spank(8) has every plugstack key ($(echo $keys | wc -w); missing: ${missing:-none})" \
 	test -n "$keys" -a -z "$missing"
