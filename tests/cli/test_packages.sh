@@ -24,6 +24,10 @@ if command -v rpmspec >/dev/null; then
 		test "$(grep -c '^/.*/numalotd\.socket$\|^/.*/numalotd\.service$\|^%config(noreplace) /etc/slurm/plugstack\.conf\.d/numalot\.conf$' "$T/spec")" -eq 3
 	check "...its License: is GPL-2.0-or-later" grep -qx 'License: *GPL-2.0-or-later' "$T/spec"
 	check "...and LICENSE is packaged as %license" grep -qx '%license LICENSE' "$T/spec"
+	check ".../etc/numalot/numalot.conf is %config(noreplace)" \
+		grep -qx '%config(noreplace) /etc/numalot/numalot.conf' "$T/spec"
+	check "...and its scriptlets enable and start nothing (presets only)" \
+		test -z "$(sed -n '/^%post/,/^%files/p' "$T/spec" | grep -E 'systemctl.*(enable|start)|--now')"
 else
 	echo "skip: rpmspec is not installed (package rpm): the spec is not parsed"
 fi
