@@ -118,7 +118,7 @@ FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 \
 FUZZ := $(BUILD)/fuzz/fuzz_protocol $(BUILD)/fuzz/fuzz_site
 FUZZ_BIN := $(if $(shell command -v $(CLANG) 2>/dev/null),$(FUZZ))
 
-.PHONY: all check test-bin run-tests clean install uninstall deps format \
+.PHONY: all check test-bin run-tests clean install uninstall deps check-deps format \
 	bench bench-random demo fuzz format-check guest-check plugindir
 # PREFIX is compiled into numalot (the scenario set) and the plugin (the
 # agent's path), CONFDIR into the plugin and numalotd: a stamp makes them
@@ -210,16 +210,18 @@ run-tests: test-bin
 	NUMALOT=$(NUMALOT) WORKLOAD=$(WORKLOAD) BUILD=$(BUILD) SAN=$(SAN) \
 		tests/run-tests.sh $(TESTS)
 
-# The whole suite: a normal build, the guests, then the same tests under
-# ASan+UBSan.
+# The whole suite: what the tests need (check-deps), a normal build, the
+# guests, then the same tests under ASan+UBSan.
 check:
+	$(MAKE) check-deps
 	$(MAKE) run-tests
 	$(MAKE) guest-check
 	$(MAKE) BUILD=build/asan SAN=1 run-tests
 
 # numalot on a real kernel with 2 and 4 NUMA nodes: QEMU guests running
 # this machine's userland; a skip where they cannot be had (tests/guest/).
-guest-check: all
+guest-check: all $(BUILD)/tests/test_hot
+	@tools/deps.sh test || echo "guest-check: without them the guests are skipped"
 	BUILD=$(BUILD) tests/guest/check.sh
 
 bench: $(NUMALOT) $(BENCHES)
@@ -298,10 +300,15 @@ ifneq ($(SLURM_CONFDIR),)
 		$(DESTDIR)$(CONFDIR)/numalot.conf
 endif
 
-# Install the Debian packages numalot needs (root), or say how; then the
-# test guests' kernel and initramfs (a skip is not an error).
+# The Debian packages building and the demo need (root), or say how.
 deps:
-	@tools/deps.sh
+	@tools/deps.sh build
+
+# ...and those the tests add, then the test guests' kernel and initramfs
+# (a skip is not an error). Not root: the line to run, and the tests that
+# need what is missing skip, saying so.
+check-deps:
+	@tools/deps.sh test || echo "check-deps: the tests that need them will skip"
 	@tests/guest/build.sh $(BUILD)/guest || [ $$? -eq 3 ]
 
 fuzz: $(FUZZ_BIN)
