@@ -145,7 +145,7 @@ check "run -- a file that is not executable: exit 126 ($rc), said so" \
 	test $rc -eq 126 -a "$(grep -c 'not executable' "$T/err")" -eq 1
 "$N" status --socket="$T/no-agent.sock" >"$T/out" 2>"$T/err"
 check "status with no agent says how to start one" \
-	grep -qF "no agent at $T/no-agent.sock: No such file or directory; start one with \`numalotd\` or \`systemctl start numalotd.socket\`" "$T/err"
+	grep -qF "no agent at $T/no-agent.sock: No such file or directory; start one with \`numalotd\` (as root), or as the service the packages install but do not enable: \`systemctl enable --now numalotd.socket\`" "$T/err"
 expect_usage_error "sim NAME.json not here: says it looked among the installed scenarios" \
 	"nor as numalot-no-such.json in /" sim numalot-no-such.json
 check "...naming the installed folder" grep -q 'share/numalot/scenarios/ or .*share/numalot/scenarios/set/' "$T/err"
