@@ -20,6 +20,7 @@
 
 #include "collect.h"
 #include "rwrite.h"
+#include "siteconf.h"
 #include "version.h"
 #include "util.h"
 
@@ -202,7 +203,17 @@ int nl_agentctl_ensure(const struct nl_site *s, double deadline_ms, char *why,
 	struct stat sb;
 	int fd, rc;
 
+	static int told; /* once a step (this slurmstepd) */
 	rc = hello(s->socket, deadline_ms);
+	if (rc == 0 && !told++ && s->line_agent_keys[0] &&
+	    service_socket(s->socket))
+		slurm_info(
+			"numalot: plugstack.conf sets %s, which the service's "
+			"agent at %s does not read (it reads %s and its own "
+			"command line): keep them there (docs/slurm.md, "
+			"\"Site policy\")",
+			s->line_agent_keys, s->socket,
+			s->conf[0] ? s->conf : NUMALOT_CONF);
 	if (rc == 0)
 		return 0;
 	if (rc == -ETIMEDOUT) {

@@ -269,6 +269,29 @@ int nl_site_parse(struct nl_site *s, int ac, char **av,
 	return bad;
 }
 
+/* A plugstack word the agent would enforce (not socket= or idle_exit=, a
+ * service's own): noted for the warning where the agent is a service's. */
+static void note_agent_key(struct nl_site *s, const char *word)
+{
+	char key[32], seen[40];
+	const char *eq = strchr(word, '='), *opt;
+	size_t n = strlen(s->line_agent_keys);
+
+	if (!eq || (size_t)(eq - word) >= sizeof(key))
+		return;
+	memcpy(key, word, (size_t)(eq - word));
+	key[eq - word] = 0;
+	opt = nl_siteconf_agent_option(key);
+	snprintf(seen, sizeof(seen), " %s=", key);
+	if (!opt || !*opt || !strcmp(key, "socket") ||
+	    !strcmp(key, "idle_exit") ||
+	    !strncmp(s->line_agent_keys, seen + 1, strlen(seen + 1)) ||
+	    strstr(s->line_agent_keys, seen))
+		return;
+	snprintf(s->line_agent_keys + n, sizeof(s->line_agent_keys) - n,
+		 "%s%s=", n ? ", " : "", key);
+}
+
 int nl_site_load(struct nl_site *s, const char *conf, int ac, char **av,
 		 void (*complain)(const char *msg))
 {
@@ -308,8 +331,10 @@ int nl_site_load(struct nl_site *s, const char *conf, int ac, char **av,
 		}
 	}
 	for (int i = 0; i < ac; i++)
-		if (strncmp(av[i], "config=", 7))
+		if (strncmp(av[i], "config=", 7)) {
 			bad += parse_word(s, "plugstack.conf", av[i], complain);
+			note_agent_key(s, av[i]);
+		}
 	bad += finish(s, complain);
 	s->bad_args = bad;
 	return bad;

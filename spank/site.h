@@ -46,8 +46,11 @@ struct nl_site {
 	enum nl_user_reports user_reports; /* user_reports= (request) */
 	char site_log[512]; /* site_log= a JSON line per step, "" none */
 	char conf[512];	    /* the site's file read ("" none) */
-	int bad_args;	    /* arguments nl_site_parse refused */
-	int closed; /* a bad allow= or force=: every policy but off refused */
+	/* Keys the agent enforces that the plugstack line set ("allow=,
+	 * report_dir="): a service's agent does not see them. */
+	char line_agent_keys[200];
+	int bad_args; /* arguments nl_site_parse refused */
+	int closed;   /* a bad allow= or force=: every policy but off refused */
 };
 
 void nl_site_default(struct nl_site *s, const char *agent_path);

@@ -318,6 +318,28 @@ srun -Q -n1 true >h11.out 2>&1
 check "(h3) ...a step without numalot runs, and slurmd's log says why" grep -q "site.conf is not used: it must be root's and writable by root alone" log/slurmd.log
 plugstack
 
+# (h4) A service's agent (a socket systemd-socket-activate holds, as
+# numalotd.socket does): it serves the step, and plugstack.conf's allow=,
+# which that agent does not read, is told in slurmd's log.
+if command -v systemd-socket-activate >/dev/null; then
+	printf 'allow=imar2,monitor\n' >"$T/svc.conf"
+	systemd-socket-activate -l "$T/svc.sock" -- "$ROOT/$B/numalotd" --idle-exit=0 \
+		--config="$T/svc.conf" --socket="$T/svc.sock" --topology="numa:2 core:1 pu:1" \
+		>/dev/null 2>"$T/svc.log" &
+	bg+=($!)
+	for _ in $(seq 100); do [ -S "$T/svc.sock" ] && break; sleep 0.05; done
+	echo "required $ROOT/$B/numalot.so agent=$ROOT/$B/numalotd socket=$T/svc.sock topology=numa:2,core:1,pu:1 allow=imar2,monitor" >"$T/plugstack.conf"
+	srun -Q -n1 --numalot=monitor --numalot-period=0.2 --numalot-report="$T/h12.json" \
+		"$W" --threads 2 --seconds 1 >h12.out 2>&1
+	check "(h4) a service's agent serves the step" \
+		sh -c "grep -q 'passed by systemd' '$T/svc.log' && grep -q 'step 0 (uid 0): monitor' '$T/svc.log' && test \"\$(python3 -c \"import json; print(json.load(open('$T/h12.json'))['policy']['name'])\")\" = monitor"
+	check "(h4) ...and slurmd's log says the plugstack line's allow= does not reach it" \
+		grep -q "plugstack.conf sets .*allow=, which the service's agent at $T/svc.sock does not read" log/slurmd.log
+	plugstack
+else
+	echo "skip: (h4) systemd-socket-activate is not installed"
+fi
+
 # (i) issue 14 case 6: the agent stopped (SIGTERM) mid-step hands the
 # step's report to its user and the site; the plugin never replaces a
 # report with data by its "agent lost" stub.

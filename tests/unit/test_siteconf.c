@@ -112,6 +112,14 @@ static void plugin_file_then_plugstack(void **state)
 	assert_true(s.allow & (1u << NL_CHOICE_LBMA));
 	assert_int_equal(s.default_choice, NL_CHOICE_MONITOR);
 	assert_string_equal(s.report_dir, "");
+	/* What the line sets that a service's agent would not see. */
+	char *line[] = {"min_period=0.5", "period=2",	   "wait=2",
+			"socket=/x",	  "allow=imar2",   "allow=lbma",
+			"idle_exit=0",	  "report_dir=/r", "config=none"};
+	nl_site_default(&s, "/usr/sbin/numalotd");
+	assert_int_equal(nl_site_load(&s, p, 9, line, complain), 0);
+	assert_string_equal(s.line_agent_keys,
+			    "min_period=, period=, allow=, report_dir=");
 }
 
 static void plugin_bad_file_is_named_and_fails_closed(void **state)
