@@ -13,8 +13,12 @@ PLUGINDIR ?=
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # The documents, installed once; the HTML report points there.
 DOCDIR := $(PREFIX)/share/doc/numalot
+# The site's configuration, read by the plugin and numalotd
+# (CONFDIR/numalot.conf, compiled in; docs/slurm.md, "Site policy").
+CONFDIR ?= /etc/numalot
 # Slurm's configuration folder: when set (the packages: /etc/slurm),
-# plugstack.conf.d/numalot.conf is installed there.
+# plugstack.conf.d/numalot.conf is installed there, and numalot.conf in
+# CONFDIR.
 SLURM_CONFDIR ?=
 # A packager whose compiler is newer may build with WERROR=.
 WERROR ?= -Werror
@@ -50,6 +54,7 @@ SLURM_CPPFLAGS := $(if $(SLURM_PREFIX),-I$(SLURM_PREFIX)/include)
 NL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SLURM_CPPFLAGS) \
 	-DNUMALOT_DATADIR='"$(PREFIX)/share/numalot"' \
 	-DNUMALOT_DOCDIR='"$(DOCDIR)"' \
+	-DNUMALOT_CONF='"$(CONFDIR)/numalot.conf"' \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CPPFLAGS)
 NL_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lnuma -lm
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
@@ -113,17 +118,19 @@ FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 \
 FUZZ := $(BUILD)/fuzz/fuzz_protocol $(BUILD)/fuzz/fuzz_site
 FUZZ_BIN := $(if $(shell command -v $(CLANG) 2>/dev/null),$(FUZZ))
 
-.PHONY: all check test-bin run-tests clean install uninstall deps format \
+.PHONY: all check test-bin run-tests clean install uninstall deps check-deps format \
 	bench bench-random demo fuzz format-check guest-check plugindir
 # PREFIX is compiled into numalot (the scenario set) and the plugin (the
-# agent's path): a stamp makes them rebuild when it changes.
+# agent's path), CONFDIR into the plugin and numalotd: a stamp makes them
+# rebuild when either changes.
 PREFIX_STAMP := $(BUILD)/prefix
-$(shell mkdir -p $(BUILD); echo '$(PREFIX)' | cmp -s - $(PREFIX_STAMP) 2>/dev/null || echo '$(PREFIX)' > $(PREFIX_STAMP))
+$(shell mkdir -p $(BUILD); echo '$(PREFIX) $(CONFDIR)' | cmp -s - $(PREFIX_STAMP) 2>/dev/null || echo '$(PREFIX) $(CONFDIR)' > $(PREFIX_STAMP))
 
 all: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(UNITS)
 
 $(BUILD)/core/cli/cmd_bench.o $(BUILD)/core/cli/cmd_sim.o \
-	$(BUILD)/core/cli/report_html.o: $(PREFIX_STAMP)
+	$(BUILD)/core/cli/report_html.o $(BUILD)/core/agent/agent_args.o \
+	$(BUILD)/core/agent/agent.o: $(PREFIX_STAMP)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -190,10 +197,10 @@ $(BUILD)/fuzz/fuzz_protocol: tests/fuzz/fuzz_protocol.c $(PROTO_SRC) \
 		core/util.c $(shell pkg-config --libs json-c)
 
 $(BUILD)/fuzz/fuzz_site: tests/fuzz/fuzz_site.c spank/site.c spank/site.h \
-	spank/report_path.c spank/report_path.h
+	spank/report_path.c spank/report_path.h core/protocol/siteconf.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) $(INC_spank) -o $@ $< spank/site.c \
-		spank/report_path.c -lm
+		spank/report_path.c core/protocol/siteconf.c -lm
 
 # The plain pass runs the fuzz targets briefly (where clang is).
 test-bin: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(TESTS) \
@@ -203,16 +210,18 @@ run-tests: test-bin
 	NUMALOT=$(NUMALOT) WORKLOAD=$(WORKLOAD) BUILD=$(BUILD) SAN=$(SAN) \
 		tests/run-tests.sh $(TESTS)
 
-# The whole suite: a normal build, the guests, then the same tests under
-# ASan+UBSan.
+# The whole suite: what the tests need (check-deps), a normal build, the
+# guests, then the same tests under ASan+UBSan.
 check:
+	$(MAKE) check-deps
 	$(MAKE) run-tests
 	$(MAKE) guest-check
 	$(MAKE) BUILD=build/asan SAN=1 run-tests
 
 # numalot on a real kernel with 2 and 4 NUMA nodes: QEMU guests running
 # this machine's userland; a skip where they cannot be had (tests/guest/).
-guest-check: all
+guest-check: all $(BUILD)/tests/test_hot
+	@tools/deps.sh test || echo "guest-check: without them the guests are skipped"
 	BUILD=$(BUILD) tests/guest/check.sh
 
 bench: $(NUMALOT) $(BENCHES)
@@ -264,6 +273,8 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/numalot/scenarios/set/
 	install -m 0644 etc/plugstack.conf.example etc/plugstack.conf.d/numalot.conf \
 		$(DESTDIR)$(PREFIX)/share/numalot/examples/
+	install -m 0644 etc/numalot/numalot.conf \
+		$(DESTDIR)$(PREFIX)/share/numalot/examples/numalot-site.conf
 	install -m 0755 etc/numalot-textfile.sh etc/numalot-admincomment.sh \
 		$(DESTDIR)$(PREFIX)/share/numalot/examples/
 	install -m 0644 README.md docs/*.md docs/*.png docs/*.svg $(DESTDIR)$(DOCDIR)/
@@ -271,6 +282,8 @@ ifneq ($(SLURM_CONFDIR),)
 	install -d $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d
 	install -m 0644 etc/plugstack.conf.d/numalot.conf \
 		$(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/
+	install -d $(DESTDIR)$(CONFDIR)
+	install -m 0644 etc/numalot/numalot.conf $(DESTDIR)$(CONFDIR)/
 endif
 
 uninstall:
@@ -283,13 +296,19 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/share/man/man8/numalot-spank.8
 	rm -rf $(DESTDIR)$(PREFIX)/share/numalot $(DESTDIR)$(DOCDIR)
 ifneq ($(SLURM_CONFDIR),)
-	rm -f $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/numalot.conf
+	rm -f $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/numalot.conf \
+		$(DESTDIR)$(CONFDIR)/numalot.conf
 endif
 
-# Install the Debian packages numalot needs (root), or say how; then the
-# test guests' kernel and initramfs (a skip is not an error).
+# The Debian packages building and the demo need (root), or say how.
 deps:
-	@tools/deps.sh
+	@tools/deps.sh build
+
+# ...and those the tests add, then the test guests' kernel and initramfs
+# (a skip is not an error). Not root: the line to run, and the tests that
+# need what is missing skip, saying so.
+check-deps:
+	@tools/deps.sh test || echo "check-deps: the tests that need them will skip"
 	@tests/guest/build.sh $(BUILD)/guest || [ $$? -eq 3 ]
 
 fuzz: $(FUZZ_BIN)

@@ -78,7 +78,7 @@ struct nl_machine;
 /*
  * move_pages flag: interleaved memory (numactl --interleave) is a starting
  * placement numalot may improve, as a thread's own CPU binding is when
- * bindings are free (docs/algorithms.md, "Page placement").
+ * bindings are free (docs/algorithms.md, "Memory follows threads").
  */
 #define NL_PAGES_SOFT 1
 

@@ -21,6 +21,7 @@
 #include "collect.h"
 #include "rootdir.h"
 #include "rwrite.h"
+#include "siteconf.h"
 #include "version.h"
 #include "util.h"
 
@@ -137,9 +138,12 @@ static int spawn_agent(const struct nl_site *s)
 	snprintf(force, sizeof(force), "--force=%s",
 		 s->force > 0 ? policy_list[s->force] : "");
 	snprintf(nice, sizeof(nice), "--nice=%d", (int)s->agent_nice);
-	char *argv[16] = {(char *)s->agent, sock, idle, period, minp, maxp, cnt,
-			  "--ready-fd=3"};
-	int n = 8;
+	/* --config= (no file): the plugin's settings, its file's and
+	 * plugstack.conf's merged, are the agent's, all on this line. */
+	char *argv[17] = {
+		(char *)s->agent, sock,	      idle, period, minp, maxp, cnt,
+		"--ready-fd=3",	  "--config="};
+	int n = 9;
 	if (s->topology[0])
 		argv[n++] = topo;
 	if (s->report_dir[0])
@@ -215,6 +219,7 @@ int nl_agentctl_ensure(const struct nl_site *s, double deadline_ms, char *why,
 	struct stat sb;
 	int fd, rc;
 
+	static int told; /* once a step (this slurmstepd) */
 	/* The socket's folder, made when missing, must be root's along its
 	 * whole path: in a folder a user may change, the user would choose
 	 * where root makes the lock, and what root takes for the agent
@@ -227,6 +232,15 @@ int nl_agentctl_ensure(const struct nl_site *s, double deadline_ms, char *why,
 		return -1;
 	}
 	rc = hello(s->socket, deadline_ms);
+	if (rc == 0 && !told++ && s->line_agent_keys[0] &&
+	    service_socket(s->socket))
+		slurm_info(
+			"numalot: plugstack.conf sets %s, which the service's "
+			"agent at %s does not read (it reads %s and its own "
+			"command line): keep them there (docs/slurm.md, "
+			"\"Site policy\")",
+			s->line_agent_keys, s->socket,
+			s->conf[0] ? s->conf : NUMALOT_CONF);
 	if (rc == 0)
 		return 0;
 	if (rc == -ETIMEDOUT) {

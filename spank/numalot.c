@@ -36,6 +36,7 @@
 #include "protocol.h"
 #include "report_path.h"
 #include "site.h"
+#include "siteconf.h"
 
 SPANK_PLUGIN(numalot, 1);
 
@@ -95,12 +96,12 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	 * slurmd loads the plugin, and in one line of it (info, which srun
 	 * does not show) per step; a user's srun says one line
 	 * (slurm_spank_init_post_opt). */
-	nl_site_parse(&site, ac, av,
-		      ctx == S_CTX_SLURMD   ? complain
-		      : ctx == S_CTX_REMOTE ? gather
-					    : NULL);
+	nl_site_load(&site, NUMALOT_CONF, ac, av,
+		     ctx == S_CTX_SLURMD   ? complain
+		     : ctx == S_CTX_REMOTE ? gather
+					   : NULL);
 	if (site_errors[0])
-		slurm_info("numalot: plugstack.conf: %s", site_errors);
+		slurm_info("numalot: site configuration: %s", site_errors);
 	site_ready = 1;
 	nl_options_register(sp, &site);
 	return 0; /* never fail here: a remote failure drains the node */

@@ -1,4 +1,4 @@
-/* numalot SPANK plugin: site policy from plugstack.conf arguments. */
+/* numalot SPANK plugin: site policy from numalot.conf and plugstack.conf. */
 #include "site.h"
 
 #include <errno.h>
@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "siteconf.h"
 
 static const char *const choice_names[NL_CHOICE_COUNT] = {"off", "monitor",
 							  "imar2", "lbma"};
@@ -181,47 +183,45 @@ static const char *valid_values(const char *key)
 				     : "an absolute path";
 }
 
-int nl_site_parse(struct nl_site *s, int ac, char **av,
-		  void (*complain)(const char *msg))
+/* One "key=value" word from source: 0, or 1 when it is bad (told). */
+static int parse_word(struct nl_site *s, const char *source, const char *word,
+		      void (*complain)(const char *msg))
 {
-	char msg[900], key[32];
-	int bad = 0;
+	char msg[900], key[32] = "";
+	const char *eq = strchr(word, '=');
+	int rc = -2;
 
-	for (int i = 0; i < ac; i++) {
-		const char *eq = strchr(av[i], '=');
-		int rc = -2;
-		if (eq && eq != av[i] && (size_t)(eq - av[i]) < sizeof(key)) {
-			memcpy(key, av[i], (size_t)(eq - av[i]));
-			key[eq - av[i]] = 0;
-			rc = apply(s, key, eq + 1);
-		}
-		if (rc == 0)
-			continue;
-		bad++;
-		if (rc == -1 &&
-		    (!strcmp(key, "allow") || !strcmp(key, "force")))
-			s->closed = 1;
-		if (rc == -2)
-			snprintf(msg, sizeof(msg),
-				 "numalot: invalid option \"%.500s\" in "
-				 "plugstack.conf (valid: default, allow, "
-				 "force, report_dir, agent, socket, period, "
-				 "min_period, max_period, counters, "
-				 "idle_exit, agent_nice, topology, log, wait, "
-				 "bindings, user_reports, site_log); ignored",
-				 av[i]);
-		else
-			snprintf(msg, sizeof(msg),
-				 "numalot: invalid value in \"%.500s\" in "
-				 "plugstack.conf (%s); %s",
-				 av[i], valid_values(key),
-				 rc == -1 && (!strcmp(key, "allow") ||
-					      !strcmp(key, "force"))
-					 ? "numalot fails closed"
-					 : "the default stays");
-		if (complain)
-			complain(msg);
+	if (eq && eq != word && (size_t)(eq - word) < sizeof(key)) {
+		memcpy(key, word, (size_t)(eq - word));
+		key[eq - word] = 0;
+		rc = apply(s, key, eq + 1);
 	}
+	if (rc == 0)
+		return 0;
+	if (rc == -1 && (!strcmp(key, "allow") || !strcmp(key, "force")))
+		s->closed = 1;
+	if (rc == -2)
+		snprintf(msg, sizeof(msg),
+			 "numalot: invalid option \"%.300s\" in %s (valid: "
+			 "%s); ignored",
+			 word, source, nl_siteconf_keys());
+	else
+		snprintf(msg, sizeof(msg),
+			 "numalot: invalid value in \"%.300s\" in %s (%s); %s",
+			 word, source, valid_values(key),
+			 rc == -1 && (!strcmp(key, "allow") ||
+				      !strcmp(key, "force"))
+				 ? "numalot fails closed"
+				 : "the default stays");
+	if (complain)
+		complain(msg);
+	return 1;
+}
+
+/* The checks between keys, once every word is in: how many failed. */
+static int finish(struct nl_site *s, void (*complain)(const char *msg))
+{
+	int bad = 0;
 	if (s->min_period_s > s->max_period_s) {
 		bad++;
 		if (complain)
@@ -240,9 +240,10 @@ int nl_site_parse(struct nl_site *s, int ac, char **av,
 	if (s->closed) {
 		/* What the site meant to allow is not known: nothing. */
 		if (complain)
-			complain("numalot: allow= or force= is invalid: every "
-				 "--numalot but off is refused until "
-				 "plugstack.conf is fixed");
+			complain("numalot: allow= or force= is invalid, or the "
+				 "site's configuration cannot be used: every "
+				 "--numalot but off is refused until it is "
+				 "fixed");
 		s->allow = 1u << NL_CHOICE_OFF;
 		s->force = -1;
 		s->default_choice = NL_CHOICE_OFF;
@@ -254,6 +255,87 @@ int nl_site_parse(struct nl_site *s, int ac, char **av,
 				 "default is off");
 		s->default_choice = NL_CHOICE_OFF;
 	}
+	return bad;
+}
+
+int nl_site_parse(struct nl_site *s, int ac, char **av,
+		  void (*complain)(const char *msg))
+{
+	int bad = 0;
+	for (int i = 0; i < ac; i++)
+		bad += parse_word(s, "plugstack.conf", av[i], complain);
+	bad += finish(s, complain);
+	s->bad_args = bad;
+	return bad;
+}
+
+/* A plugstack word the agent would enforce (not socket= or idle_exit=, a
+ * service's own): noted for the warning where the agent is a service's. */
+static void note_agent_key(struct nl_site *s, const char *word)
+{
+	char key[32], seen[40];
+	const char *eq = strchr(word, '='), *opt;
+	size_t n = strlen(s->line_agent_keys);
+
+	if (!eq || (size_t)(eq - word) >= sizeof(key))
+		return;
+	memcpy(key, word, (size_t)(eq - word));
+	key[eq - word] = 0;
+	opt = nl_siteconf_agent_option(key);
+	snprintf(seen, sizeof(seen), " %s=", key);
+	if (!opt || !*opt || !strcmp(key, "socket") ||
+	    !strcmp(key, "idle_exit") ||
+	    !strncmp(s->line_agent_keys, seen + 1, strlen(seen + 1)) ||
+	    strstr(s->line_agent_keys, seen))
+		return;
+	snprintf(s->line_agent_keys + n, sizeof(s->line_agent_keys) - n,
+		 "%s%s=", n ? ", " : "", key);
+}
+
+int nl_site_load(struct nl_site *s, const char *conf, int ac, char **av,
+		 void (*complain)(const char *msg))
+{
+	static struct nl_siteconf c; /* 16 KiB: not on slurmstepd's stack */
+	char msg[900], source[600];
+	int bad = 0;
+
+	/* config= on the plugstack line names another file, or none. */
+	for (int i = 0; i < ac; i++)
+		if (!strncmp(av[i], "config=", 7))
+			conf = av[i] + 7;
+	if (conf[0] && strcmp(conf, "none") && conf[0] != '/') {
+		snprintf(msg, sizeof(msg),
+			 "numalot: invalid value in \"config=%.300s\" in "
+			 "plugstack.conf (an absolute path, or none); numalot "
+			 "fails closed",
+			 conf);
+		if (complain)
+			complain(msg);
+		s->closed = 1;
+		bad++;
+	} else if (conf[0] && strcmp(conf, "none")) {
+		snprintf(s->conf, sizeof(s->conf), "%s", conf);
+		if (nl_siteconf_read(conf, &c, msg + 9, sizeof(msg) - 9) < 0) {
+			/* What it would have allowed is not known. */
+			memcpy(msg, "numalot: ", 9);
+			if (complain)
+				complain(msg);
+			s->closed = 1;
+			bad++;
+			c.n = 0;
+		}
+		for (int i = 0; i < c.n; i++) {
+			snprintf(source, sizeof(source), "%.500s line %d", conf,
+				 c.line[i]);
+			bad += parse_word(s, source, c.word[i], complain);
+		}
+	}
+	for (int i = 0; i < ac; i++)
+		if (strncmp(av[i], "config=", 7)) {
+			bad += parse_word(s, "plugstack.conf", av[i], complain);
+			note_agent_key(s, av[i]);
+		}
+	bad += finish(s, complain);
 	s->bad_args = bad;
 	return bad;
 }
@@ -265,7 +347,8 @@ void nl_site_misconfigured(const struct nl_site *s, char *buf, size_t len)
 	else
 		snprintf(buf, len,
 			 "numalot: numalot is misconfigured on this cluster "
-			 "(plugstack.conf; slurmd's log says how)%s",
+			 "(plugstack.conf or numalot.conf; slurmd's log says "
+			 "how)%s",
 			 s->closed ? ": only --numalot=off until it is fixed"
 				   : "");
 }

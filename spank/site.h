@@ -45,8 +45,12 @@ struct nl_site {
 			       (default free: anywhere in its allocation) */
 	enum nl_user_reports user_reports; /* user_reports= (request) */
 	char site_log[512]; /* site_log= a JSON line per step, "" none */
-	int bad_args;	    /* arguments nl_site_parse refused */
-	int closed; /* a bad allow= or force=: every policy but off refused */
+	char conf[512];	    /* the site's file read ("" none) */
+	/* Keys the agent enforces that the plugstack line set ("allow=,
+	 * report_dir="): a service's agent does not see them. */
+	char line_agent_keys[200];
+	int bad_args; /* arguments nl_site_parse refused */
+	int closed;   /* a bad allow= or force=: every policy but off refused */
 };
 
 void nl_site_default(struct nl_site *s, const char *agent_path);
@@ -59,6 +63,17 @@ void nl_site_default(struct nl_site *s, const char *agent_path);
  */
 int nl_site_parse(struct nl_site *s, int ac, char **av,
 		  void (*complain)(const char *msg));
+
+/*
+ * The site's settings: the file conf (NUMALOT_CONF, or config=PATH on the
+ * plugstack line; "" or config=none: no file), then the plugstack line's
+ * arguments, which win (docs/slurm.md, "Site policy"). Bad words are told
+ * as by nl_site_parse, naming the file and line; a file that cannot be
+ * used (unreadable, not root's, writable by others) fails closed. Returns
+ * how many were bad (also in bad_args).
+ */
+int nl_site_load(struct nl_site *s, const char *conf, int ac, char **av,
+		 void (*complain)(const char *msg));
 
 /* The one line a user sees when the site's arguments are bad (buf ""
  * when they are not). */

@@ -1,29 +1,47 @@
 #!/usr/bin/env bash
-# Install the Debian packages numalot builds, tests and demonstrates with.
-# As root: installs what is missing. Otherwise: prints the apt-get line.
-# The test guests' kernel is downloaded, not installed (tests/guest/build.sh).
-# debhelper and rpm: the package test builds the Debian package and parses
-# the RPM spec (tests/cli/test_packages.sh).
+# Install the Debian packages numalot needs, as root; otherwise print the
+# apt-get line. tools/deps.sh [build|test] [--list]:
+#   build (make deps): building numalot and its demo (a local Slurm);
+#   test (make check, make guest-check): those and what the tests add:
+#     cmocka, valgrind, clang's libFuzzer, chromium (the HTML report
+#     headless), QEMU and busybox (the guests; their kernel is fetched by
+#     tests/guest/build.sh), numactl, debhelper and rpm (the packages), jq.
+# --list prints the packages and installs nothing.
 set -eu
-pkgs="build-essential pkg-config libhwloc-dev hwloc-nox libjson-c-dev
-	libcmocka-dev libnuma-dev libpapi-dev valgrind python3 clang
-	libclang-rt-dev slurm-wlm slurmctld slurmd slurm-client libslurm-dev
-	munge chromium qemu-system-x86 busybox-static numactl debhelper rpm jq"
+build="build-essential pkg-config libhwloc-dev hwloc-nox libjson-c-dev
+	libnuma-dev libpapi-dev python3 slurm-wlm slurmctld slurmd slurm-client
+	libslurm-dev munge"
+tests="libcmocka-dev valgrind clang libclang-rt-dev chromium qemu-system-x86
+	busybox-static numactl debhelper rpm jq"
+set_name=build list=0
+for a in "$@"; do
+	case $a in
+	build | test) set_name=$a ;;
+	--list) list=1 ;;
+	*) echo "deps: \"$a\" is not build, test or --list" >&2 && exit 2 ;;
+	esac
+done
+pkgs=$build
+[ "$set_name" = test ] && pkgs="$build $tests"
+if [ $list = 1 ]; then
+	echo $pkgs
+	exit 0
+fi
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 		missing="$missing $p"
 done
 if [ -z "$missing" ]; then
-	echo "deps: all installed"
+	echo "deps ($set_name): all installed"
 	exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
-	echo "deps: missing:$missing"
+	echo "deps ($set_name): missing:$missing"
 	echo "run as root: apt-get install --no-install-recommends$missing"
 	exit 1
 fi
-echo "deps: installing$missing"
+echo "deps ($set_name): installing$missing"
 # Slurm's and munge's packages try to start their services: keep them from
 # it (numalot's tests and demo start their own, on their own ports).
 rc_d=/usr/sbin/policy-rc.d

@@ -38,6 +38,7 @@
 void nl_agent_config_default(struct nl_agent_config *c)
 {
 	memset(c, 0, sizeof(*c));
+	c->conf_path = NUMALOT_CONF;
 	c->socket_path = "/run/numalot/numalotd.sock";
 	c->backend = NL_BACKEND_AUTO;
 	c->idle_exit_s = 60;
@@ -49,6 +50,28 @@ void nl_agent_config_default(struct nl_agent_config *c)
 	c->force = -1;
 	c->ready_fd = -1;
 	c->nice = NL_OWN_NICE;
+}
+
+/* What the site allows here and where it came from, once at the start:
+ * an administrator sees what the file and the command line made. */
+static void log_site(const struct nl_agent_config *c)
+{
+	char allow[64] = "";
+	size_t n = 0;
+	for (int k = 0; k < NL_POLICY_COUNT; k++)
+		if (k != NL_POLICY_STATIC &&
+		    (!c->allow || (c->allow & (1u << k))))
+			n += (size_t)snprintf(allow + n, sizeof(allow) - n,
+					      "%s%s", n ? "," : "",
+					      nl_policy_name(k));
+	nl_log(NL_LOG_INFO,
+	       "site: allow %s, force %s, report_dir %s (settings: %s%s%s)",
+	       n ? allow : "nothing",
+	       c->force >= 0 ? nl_policy_name(c->force) : "none",
+	       c->report_dir ? c->report_dir : "none",
+	       c->conf_path && c->conf_path[0] ? c->conf_path : "no file",
+	       c->conf_settings ? "" : " (none there)",
+	       ", then the command line");
 }
 
 /* The socket's folder, made when missing, must be ours (or root's) along
@@ -569,6 +592,7 @@ int nl_agent_run(const struct nl_agent_config *c)
 	       "%s)",
 	       l.path, l.bound ? "" : ", passed by systemd", topo->source,
 	       topo->nnodes, topo->ncpus, s.machine->backend);
+	log_site(c);
 	ready_say(c, "ok");
 	status = loop(&s, &l, tfd, sfd);
 	/* Stopping: every thread gets its affinity back; each step's report

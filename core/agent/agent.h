@@ -5,7 +5,14 @@
 #include "counters.h"
 #include "log.h"
 
+/* An allow bit no policy has: every request refused (allow=off). */
+#define NL_AGENT_ALLOW_NONE (1u << 31)
+
 struct nl_agent_config {
+	/* The site's file (siteconf.h; "" none), read by nl_agent_args, and
+	 * how many settings it held. */
+	const char *conf_path;
+	int conf_settings;
 	const char *socket_path;
 	const char *topology;	/* NULL: this machine */
 	const char *report_dir; /* site copy of every report, or NULL */

@@ -8,6 +8,7 @@
 
 #include "cmdline.h"
 #include "policy.h"
+#include "siteconf.h"
 #include "version.h"
 
 void nl_agent_usage(FILE *f)
@@ -15,6 +16,9 @@ void nl_agent_usage(FILE *f)
 	fprintf(f,
 		"usage: numalotd [OPTIONS]\n"
 		"Serves every job step of this node; see numalotd(8).\n"
+		"  --config=PATH            the site's settings "
+		"(default " NUMALOT_CONF "; \"\": none);\n"
+		"                           options given here win\n"
 		"  --socket=PATH            the socket (default "
 		"/run/numalot/numalotd.sock)\n"
 		"  --topology=SPEC          decide on this topology (hwloc XML "
@@ -53,14 +57,17 @@ static int seconds(FILE *err, const char *opt, const char *v, double lo,
 	return 0;
 }
 
-/* A policy numalotd enforces: imar2, lbma or monitor. */
+/* A policy numalotd enforces: imar2, lbma or monitor (0), or off (1: no
+ * policy, as the plugin's allow= and force= take it). */
 static int agent_policy(FILE *err, const char *opt, const char *v,
 			enum nl_policy_kind *k)
 {
+	if (!strcmp(v, "off"))
+		return 1;
 	if (nl_policy_from_name(v, k) < 0 || *k == NL_POLICY_STATIC) {
 		fprintf(err,
 			"numalotd: --%s: unknown policy \"%s\" (valid: imar2, "
-			"lbma, monitor)\n",
+			"lbma, monitor, off)\n",
 			opt, v);
 		return -1;
 	}
@@ -77,169 +84,245 @@ static int set_allow(FILE *err, const char *v, unsigned *allow)
 	}
 	strcpy(buf, v);
 	*allow = 0;
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (agent_policy(err, "allow", tok, &k) < 0)
+	/* ',' as numalotd takes it; '+' and ':' as the plugin's allow=. */
+	for (tok = strtok_r(buf, ",+:", &save); tok;
+	     tok = strtok_r(NULL, ",+:", &save)) {
+		int rc = agent_policy(err, "allow", tok, &k);
+		if (rc < 0)
 			return -1;
-		*allow |= 1u << k;
+		*allow |= rc ? NL_AGENT_ALLOW_NONE : 1u << k;
 	}
 	/* 0 would allow every policy: an empty list fails closed. */
 	if (!*allow) {
 		fprintf(err, "numalotd: --allow wants at least one of imar2, "
-			     "lbma, monitor\n");
+			     "lbma, monitor, off\n");
 		return -1;
 	}
 	return 0;
 }
 
-int nl_agent_args(struct nl_agent_config *c, int argc, char **argv, FILE *out,
-		  FILE *err)
+static const struct option long_options[] = {
+	{"config", required_argument, NULL, 'C'},
+	{"socket", required_argument, NULL, 's'},
+	{"topology", required_argument, NULL, 't'},
+	{"report-dir", required_argument, NULL, 'r'},
+	{"counters", required_argument, NULL, 'c'},
+	{"idle-exit", required_argument, NULL, 'i'},
+	{"period", required_argument, NULL, 'p'},
+	{"min-period", required_argument, NULL, 'm'},
+	{"max-period", required_argument, NULL, 'M'},
+	{"allow", required_argument, NULL, 'a'},
+	{"force", required_argument, NULL, 'f'},
+	{"log-level", required_argument, NULL, 'l'},
+	{"syslog", no_argument, NULL, 'S'},
+	{"ready-fd", required_argument, NULL, 'R'},
+	{"nice", required_argument, NULL, 'n'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{0}};
+
+/* Set option o (its long name, its value v): 0, or -1 told on err. */
+static int set_option(struct nl_agent_config *c, int o, const char *name,
+		      char *v, FILE *err)
 {
-	static const struct option lo[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"topology", required_argument, NULL, 't'},
-		{"report-dir", required_argument, NULL, 'r'},
-		{"counters", required_argument, NULL, 'c'},
-		{"idle-exit", required_argument, NULL, 'i'},
-		{"period", required_argument, NULL, 'p'},
-		{"min-period", required_argument, NULL, 'm'},
-		{"max-period", required_argument, NULL, 'M'},
-		{"allow", required_argument, NULL, 'a'},
-		{"force", required_argument, NULL, 'f'},
-		{"log-level", required_argument, NULL, 'l'},
-		{"syslog", no_argument, NULL, 'S'},
-		{"ready-fd", required_argument, NULL, 'R'},
-		{"nice", required_argument, NULL, 'n'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{0}};
 	static const char *const levels[] = {"error", "warning", "info",
 					     "debug"};
 	enum nl_policy_kind k;
 	char *end;
 	long fd;
+	int rc = 0;
+
+	switch (o) {
+	case 'C':
+		c->conf_path = v;
+		break;
+	case 's':
+		c->socket_path = v;
+		break;
+	case 't':
+		c->topology = v;
+		break;
+	case 'r':
+		c->report_dir = v;
+		if (v[0] != '/') {
+			fprintf(err,
+				"numalotd: --report-dir wants an absolute "
+				"path, not \"%s\"\n",
+				v);
+			rc = -1;
+		}
+		break;
+	case 'c':
+		if (nl_backend_from_name(v, &c->backend) < 0) {
+			fprintf(err,
+				"numalotd: unknown counter backend \"%s\" "
+				"(valid: auto, papi, perf, software)\n",
+				v);
+			rc = -1;
+		}
+		break;
+	case 'i':
+		rc = seconds(err, name, v, 0, &c->idle_exit_s);
+		break;
+	case 'p':
+		rc = seconds(err, name, v, 0.001, &c->default_period_s);
+		break;
+	case 'm':
+		rc = seconds(err, name, v, 0.001, &c->min_period_s);
+		break;
+	case 'M':
+		rc = seconds(err, name, v, 0.001, &c->max_period_s);
+		break;
+	case 'a':
+		rc = set_allow(err, v, &c->allow);
+		break;
+	case 'f':
+		/* --force= (empty): none; off: every request refused. */
+		c->force = -1;
+		if (*v && (rc = agent_policy(err, "force", v, &k)) == 0)
+			c->force = (int)k;
+		if (rc == 1) {
+			c->allow = NL_AGENT_ALLOW_NONE;
+			rc = 0;
+		}
+		break;
+	case 'l':
+		c->log_level = -1;
+		for (int i = 0; i < 4; i++)
+			if (!strcmp(v, levels[i]))
+				c->log_level = i;
+		if (c->log_level < 0) {
+			fprintf(err,
+				"numalotd: --log-level is error, warning, "
+				"info or debug, not \"%s\"\n",
+				v);
+			rc = -1;
+		}
+		break;
+	case 'S':
+		c->use_syslog = 1;
+		break;
+	case 'R':
+		fd = strtol(v, &end, 10);
+		if (!*v || *end || fd < 3 || fd > 1024) {
+			fprintf(err,
+				"numalotd: --ready-fd wants a descriptor from "
+				"3 to 1024, not \"%s\"\n",
+				v);
+			rc = -1;
+		}
+		c->ready_fd = (int)fd;
+		break;
+	case 'n':
+		fd = strtol(v, &end, 10);
+		if (!*v || *end || fd < -20 || fd > 19) {
+			fprintf(err,
+				"numalotd: --nice wants a whole number from "
+				"-20 to 19, not \"%s\"\n",
+				v);
+			rc = -1;
+		}
+		c->nice = (int)fd;
+		c->nice_given = 1;
+		break;
+	default:
+		rc = -1;
+	}
+	return rc;
+}
+
+/*
+ * The site's file (siteconf.h): each key numalotd takes sets its option
+ * unless the command line gave it (given: a flag per option letter). The
+ * plugin's own keys are skipped; an unknown one is an error.
+ */
+static int apply_conf(struct nl_agent_config *c, const unsigned char *given,
+		      FILE *err)
+{
+	static struct nl_siteconf conf; /* the values point into it */
+	char why[700];
+	int rc = 0;
+
+	if (!c->conf_path || !c->conf_path[0])
+		return 0;
+	if (nl_siteconf_read(c->conf_path, &conf, why, sizeof(why)) < 0) {
+		fprintf(err, "numalotd: %s\n", why);
+		return -1;
+	}
+	for (int i = 0; i < conf.n && rc == 0; i++) {
+		char *w = conf.word[i], *eq = strchr(w, '=');
+		const char *opt = NULL;
+		const struct option *p = long_options;
+		if (eq) {
+			*eq = 0;
+			opt = nl_siteconf_agent_option(w);
+			*eq = '=';
+		}
+		if (!opt) {
+			fprintf(err,
+				"numalotd: %s line %d: unknown setting \"%s\" "
+				"(valid: %s)\n",
+				c->conf_path, conf.line[i], w,
+				nl_siteconf_keys());
+			return -1;
+		}
+		c->conf_settings++;
+		if (!*opt)
+			continue; /* the plugin's alone */
+		while (strcmp(p->name, opt))
+			p++;
+		if (given[p->val])
+			continue;
+		/* The plugstack line's topology= has ',' for its spaces. */
+		if (p->val == 't')
+			for (char *q = eq + 1; *q; q++)
+				if (*q == ',')
+					*q = ' ';
+		rc = set_option(c, p->val, p->name, eq + 1, err);
+		if (rc < 0)
+			fprintf(err, "numalotd: (that is %s line %d: %s)\n",
+				c->conf_path, conf.line[i], w);
+	}
+	return rc;
+}
+
+int nl_agent_args(struct nl_agent_config *c, int argc, char **argv, FILE *out,
+		  FILE *err)
+{
+	unsigned char given[128] = {0};
 	int o, rc = 0;
 
 	nl_getopt_start();
-	while (rc == 0 &&
-	       (o = nl_getopt("numalotd", err, argc, argv, "h", lo)) != -1) {
+	while (rc == 0 && (o = nl_getopt("numalotd", err, argc, argv, "h",
+					 long_options)) != -1) {
 		const char *name = "";
-		for (const struct option *p = lo; p->name; p++)
+		for (const struct option *p = long_options; p->name; p++)
 			if (p->val == o)
 				name = p->name;
-		switch (o) {
-		case 's':
-			c->socket_path = optarg;
-			break;
-		case 't':
-			c->topology = optarg;
-			break;
-		case 'r':
-			c->report_dir = optarg;
-			if (optarg[0] != '/') {
-				fprintf(err,
-					"numalotd: --report-dir wants an "
-					"absolute path, not \"%s\"\n",
-					optarg);
-				rc = -1;
-			}
-			break;
-		case 'c':
-			if (nl_backend_from_name(optarg, &c->backend) < 0) {
-				fprintf(err,
-					"numalotd: unknown counter backend "
-					"\"%s\" (valid: auto, papi, perf, "
-					"software)\n",
-					optarg);
-				rc = -1;
-			}
-			break;
-		case 'i':
-			rc = seconds(err, name, optarg, 0, &c->idle_exit_s);
-			break;
-		case 'p':
-			rc = seconds(err, name, optarg, 0.001,
-				     &c->default_period_s);
-			break;
-		case 'm':
-			rc = seconds(err, name, optarg, 0.001,
-				     &c->min_period_s);
-			break;
-		case 'M':
-			rc = seconds(err, name, optarg, 0.001,
-				     &c->max_period_s);
-			break;
-		case 'a':
-			rc = set_allow(err, optarg, &c->allow);
-			break;
-		case 'f':
-			/* --force= (empty): none. */
-			c->force = -1;
-			if (*optarg &&
-			    (rc = agent_policy(err, "force", optarg, &k)) == 0)
-				c->force = (int)k;
-			break;
-		case 'l':
-			c->log_level = -1;
-			for (int i = 0; i < 4; i++)
-				if (!strcmp(optarg, levels[i]))
-					c->log_level = i;
-			if (c->log_level < 0) {
-				fprintf(err,
-					"numalotd: --log-level is error, "
-					"warning, info or debug, not "
-					"\"%s\"\n",
-					optarg);
-				rc = -1;
-			}
-			break;
-		case 'S':
-			c->use_syslog = 1;
-			break;
-		case 'R':
-			fd = strtol(optarg, &end, 10);
-			if (!*optarg || *end || fd < 3 || fd > 1024) {
-				fprintf(err,
-					"numalotd: --ready-fd wants a "
-					"descriptor from 3 to 1024, not "
-					"\"%s\"\n",
-					optarg);
-				rc = -1;
-			}
-			c->ready_fd = (int)fd;
-			break;
-		case 'n':
-			fd = strtol(optarg, &end, 10);
-			if (!*optarg || *end || fd < -20 || fd > 19) {
-				fprintf(err,
-					"numalotd: --nice wants a whole number "
-					"from -20 to 19, not \"%s\"\n",
-					optarg);
-				rc = -1;
-			}
-			c->nice = (int)fd;
-			c->nice_given = 1;
-			break;
-		case 'h':
+		if (o == 'h') {
 			nl_agent_usage(out);
 			return 1;
-		case 'V':
+		}
+		if (o == 'V') {
 			fprintf(out, "numalotd %s\n", NUMALOT_VERSION);
 			return 1;
-		default:
-			rc = -1;
 		}
+		rc = set_option(c, o, name, optarg, err);
+		if (o > 0 && o < 128)
+			given[o] = 1;
 	}
+	if (rc == 0 && optind < argc) {
+		fprintf(err, "numalotd: takes no operand (got \"%s\")\n",
+			argv[optind]);
+		rc = -1;
+	}
+	if (rc == 0)
+		rc = apply_conf(c, given, err);
 	if (rc == 0 && c->min_period_s > c->max_period_s) {
 		fprintf(err,
 			"numalotd: --min-period (%g s) is above --max-period "
 			"(%g s)\n",
 			c->min_period_s, c->max_period_s);
-		rc = -1;
-	}
-	if (rc == 0 && optind < argc) {
-		fprintf(err, "numalotd: takes no operand (got \"%s\")\n",
-			argv[optind]);
 		rc = -1;
 	}
 	if (rc < 0) {

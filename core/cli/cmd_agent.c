@@ -20,7 +20,9 @@ static int call(const char *cmd, const char *sock, const char *req,
 		if (rc == -ENOENT || rc == -ECONNREFUSED)
 			nl_cli_error(cmd,
 				     "no agent at %s: %s; start one with "
-				     "`numalotd` or `systemctl start "
+				     "`numalotd` (as root), or as the "
+				     "service the packages install but do "
+				     "not enable: `systemctl enable --now "
 				     "numalotd.socket`",
 				     sock, strerror(-rc));
 		else

@@ -1,5 +1,6 @@
 /*
- * numalot: per-thread counters on a real node (docs/counters.md).
+ * numalot: per-thread counters on a real node (docs/real-node.md,
+ * "Counters").
  *
  * software: a perf_event group of software events per thread (task-clock,
  *           context switches, CPU migrations, page faults); where

@@ -40,8 +40,7 @@ done
 # Every plugstack key, numalotd option and --os model the code takes is
 # in its man page (a user reading the page meets what they may write).
 src="$(dirname "$0")/../.."
-keys=$(awk '/plugstack.conf \(valid: /,/site_log\)/' "$src/spank/site.c" |
-	tr -d '"\t\n' | sed 's/.*valid: //; s/).*//; s/ //g' | tr , ' ')
+keys="config $(grep -o '{"[a-z_]*", "[a-z-]*"}' "$src/core/protocol/siteconf.c" | cut -d'"' -f2)"
 missing=$(for k in $keys; do grep -q "$k=" "$man_dir/numalot-spank.8" || echo "$k"; done)
 check "numalot-spank(8) has every plugstack key ($(echo $keys | wc -w); missing: ${missing:-none})" \
 	test -n "$keys" -a -z "$missing"
@@ -146,7 +145,7 @@ check "run -- a file that is not executable: exit 126 ($rc), said so" \
 	test $rc -eq 126 -a "$(grep -c 'not executable' "$T/err")" -eq 1
 "$N" status --socket="$T/no-agent.sock" >"$T/out" 2>"$T/err"
 check "status with no agent says how to start one" \
-	grep -qF "no agent at $T/no-agent.sock: No such file or directory; start one with \`numalotd\` or \`systemctl start numalotd.socket\`" "$T/err"
+	grep -qF "no agent at $T/no-agent.sock: No such file or directory; start one with \`numalotd\` (as root), or as the service the packages install but do not enable: \`systemctl enable --now numalotd.socket\`" "$T/err"
 expect_usage_error "sim NAME.json not here: says it looked among the installed scenarios" \
 	"nor as numalot-no-such.json in /" sim numalot-no-such.json
 check "...naming the installed folder" grep -q 'share/numalot/scenarios/ or .*share/numalot/scenarios/set/' "$T/err"

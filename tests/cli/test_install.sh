@@ -18,6 +18,7 @@ for f in /usr/local/bin/numalot /usr/local/sbin/numalotd \
 	/usr/local/share/man/man8/numalot-spank.8 \
 	/usr/local/share/numalot/examples/plugstack.conf.example \
 	/usr/local/share/numalot/examples/numalot.conf \
+	/usr/local/share/numalot/examples/numalot-site.conf \
 	/usr/local/lib/systemd/system/numalotd.service \
 	/usr/local/lib/systemd/system/numalotd.socket \
 	/usr/local/share/numalot/examples/numalot-textfile.sh \
@@ -72,6 +73,12 @@ make -s BUILD="$B" install DESTDIR="$T/o" PREFIX=/usr/local PLUGINDIR=/opt/x/plu
 check "PLUGINDIR= puts the plugin there" test -s "$T/o/opt/x/plugins/numalot.so"
 check "SLURM_CONFDIR= gets plugstack.conf.d/numalot.conf" \
 	grep -q "^optional numalot.so" "$T/o/etc/slurm/plugstack.conf.d/numalot.conf"
+check "...and the site's file in CONFDIR, every setting commented out" \
+	test -s "$T/o/etc/numalot/numalot.conf" -a \
+	-z "$(grep -v '^#' "$T/o/etc/numalot/numalot.conf")"
+check "the plugin and the agent read /etc/numalot/numalot.conf" \
+	sh -c "grep -q /etc/numalot/numalot.conf '$T/o/opt/x/plugins/numalot.so' && grep -q /etc/numalot/numalot.conf '$T/o/usr/local/sbin/numalotd'"
+check "no site file in /etc unless asked" test ! -e "$T/etc/numalot"
 make -s BUILD="$B" uninstall DESTDIR="$T/o" PREFIX=/usr/local PLUGINDIR=/opt/x/plugins \
 	SLURM_CONFDIR=/etc/slurm >>"$T/log" 2>&1
 check "...and uninstall takes them away" test "$(find "$T/o" -type f | wc -l)" -eq 0

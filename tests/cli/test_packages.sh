@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The packages: the Debian package is built here from a copy of the tree
 # (dpkg-buildpackage -b) and unpacked into a throw-away root (dpkg -x):
-# every part lands where Slurm, systemd and man look; the RPM spec parses
-# (rpmspec -P) where Debian's rpm package is installed.
+# every part lands where Slurm, systemd and man look; then installed with
+# dpkg -i into an overlay of this root: nothing is enabled or started; the
+# RPM spec parses (rpmspec -P) where Debian's rpm package is installed.
 set -u
 cd "$(dirname "$0")/../.."
 if [ "${SAN:-}" = 1 ]; then
@@ -23,6 +24,10 @@ if command -v rpmspec >/dev/null; then
 		test "$(grep -c '^/.*/numalotd\.socket$\|^/.*/numalotd\.service$\|^%config(noreplace) /etc/slurm/plugstack\.conf\.d/numalot\.conf$' "$T/spec")" -eq 3
 	check "...its License: is GPL-2.0-or-later" grep -qx 'License: *GPL-2.0-or-later' "$T/spec"
 	check "...and LICENSE is packaged as %license" grep -qx '%license LICENSE' "$T/spec"
+	check ".../etc/numalot/numalot.conf is %config(noreplace)" \
+		grep -qx '%config(noreplace) /etc/numalot/numalot.conf' "$T/spec"
+	check "...and its scriptlets enable and start nothing (presets only)" \
+		test -z "$(sed -n '/^%post/,/^%files/p' "$T/spec" | grep -E 'systemctl.*(enable|start)|--now')"
 else
 	echo "skip: rpmspec is not installed (package rpm): the spec is not parsed"
 fi
@@ -98,7 +103,69 @@ check "the packaged agent runs" "$R/usr/sbin/numalotd" --version
 dpkg-deb -e "$deb" "$T/ctl"
 check "plugstack.conf.d/numalot.conf is a conffile" \
 	grep -qx /etc/slurm/plugstack.conf.d/numalot.conf "$T/ctl/conffiles"
-check "the socket is enabled on install" grep -q 'numalotd.socket' "$T/ctl/postinst"
+check "/etc/numalot/numalot.conf is a conffile" \
+	grep -qx /etc/numalot/numalot.conf "$T/ctl/conffiles"
+check "...with every setting commented out" \
+	test -s "$R/etc/numalot/numalot.conf" -a -z "$(grep -v '^#' "$R/etc/numalot/numalot.conf")"
+# Nothing starts at install (dh_installsystemd --no-enable --no-start):
+# the maintainer scripts neither enable nor start a unit.
+# (Its enable stays for an upgrade where the administrator had enabled a
+# unit: the install below shows that a new one is left alone.)
+check "the postinst starts no unit" \
+	test -z "$(grep -E 'deb-systemd-invoke|systemctl.* (start|restart)' "$T/ctl/postinst")"
+
+# The package installed for real, with dpkg -i, into a copy of this
+# machine's root (an overlay in a mount namespace of our own, so the
+# machine itself is untouched): no unit enabled or started, and the
+# installed agent takes the site's policy from /etc/numalot/numalot.conf.
+if ! unshare -m true 2>/dev/null || ! grep -qw overlay /proc/filesystems; then
+	echo "skip: no mount namespace or overlayfs here: the package is not installed"
+else
+	mkdir -p "$T/up" "$T/work" "$T/m"
+	sleep 60 &
+	sp=$!
+	cpus=$(awk '/Cpus_allowed_list/ {print $2}' /proc/$sp/status)
+	cat >"$T/inside.sh" <<SH
+set -u
+mount -t overlay overlay -o lowerdir=/,upperdir=$T/up,workdir=$T/work $T/m || exit 3
+mount --rbind /proc $T/m/proc && mount --rbind /sys $T/m/sys && mount --rbind /dev $T/m/dev
+# A systemd manager is running, as far as the scripts can tell.
+mkdir -p $T/m/run/systemd/system
+exec chroot $T/m sh -c '
+	dpkg -i $deb >$T/dpkg.log 2>&1; echo "dpkg -i: \$?"
+	find /etc/systemd/system -name "numalotd*" | sed "s/^/enabled: /"
+	export DPKG_MAINTSCRIPT_PACKAGE=numalot DPKG_MAINTSCRIPT_NAME=postinst
+	deb-systemd-helper --quiet is-enabled numalotd.socket && echo "enabled: socket"
+	deb-systemd-helper --quiet is-enabled numalotd.service && echo "enabled: service"
+	sh -x /var/lib/dpkg/info/numalot.postinst configure 2>$T/postinst.trace >/dev/null
+	find /etc/systemd/system -name "numalotd*" | sed "s/^/enabled: /"
+	unset DPKG_MAINTSCRIPT_PACKAGE DPKG_MAINTSCRIPT_NAME
+	echo "allow=monitor  # the site" >>/etc/numalot/numalot.conf
+	args=\$(sed -n "s/^ExecStart=[^ ]* //p" /lib/systemd/system/numalotd.service)
+	systemd-socket-activate -l /tmp/n.sock -- /usr/sbin/numalotd \$args \
+		--socket=/tmp/n.sock >/dev/null 2>&1 &
+	for i in \$(seq 100); do [ -S /tmp/n.sock ] && break; sleep 0.05; done
+	timeout 20 numalot request --socket=/tmp/n.sock \
+		"{\"v\":1,\"op\":\"register\",\"job\":1,\"step\":0,\"uid\":0,\"pid\":$sp,\"cpus\":\"$cpus\",\"policy\":\"lbma\"}"
+	echo; kill \$! 2>/dev/null; wait
+	dpkg --purge numalot >>$T/dpkg.log 2>&1; echo "dpkg --purge: \$?"
+	test -e /etc/numalot/numalot.conf && echo "left: numalot.conf"
+	test -e /usr/sbin/numalotd && echo "left: numalotd"
+'
+SH
+	timeout 120 unshare -m --propagation private sh "$T/inside.sh" >"$T/inside.out" 2>&1
+	kill $sp 2>/dev/null
+	check "dpkg -i installs the package (in an overlay of this root)" grep -qx 'dpkg -i: 0' "$T/inside.out"
+	check "...enables no unit (no link in /etc/systemd/system, deb-systemd-helper says none)" \
+		test -z "$(grep '^enabled' "$T/inside.out")"
+	check "...and its postinst, with systemd seemingly running, starts none" \
+		test -s "$T/up$T/postinst.trace" -a -z "$(grep -E 'deb-systemd-invoke|systemctl .*(start|restart)' "$T/up$T/postinst.trace")"
+	check "the installed agent, started as its unit starts it, takes allow= from /etc/numalot/numalot.conf" \
+		grep -q 'policy lbma is not allowed on this node' "$T/inside.out"
+	check "dpkg --purge removes it, numalot.conf too" \
+		sh -c "grep -qx 'dpkg --purge: 0' '$T/inside.out' && ! grep -q '^left' '$T/inside.out'"
+	[ $fails -eq 0 ] || cat "$T/inside.out" "$T/up$T/dpkg.log"
+fi
 series=$(dpkg-query -W -f='${Version}' libslurm-dev 2>/dev/null | cut -d. -f1,2)
 dep=$(dpkg-deb -f "$deb" Depends)
 check "it depends on the Slurm release it was built for ($series): $dep" \

@@ -12,7 +12,7 @@ trap 'rm -rf "$T"' EXIT
 unit=$B/numalotd.service
 make -s BUILD="$B" "$unit" >"$T/log" 2>&1
 check "the service unit is generated" test -s "$unit"
-prefix=$(cat "$B/prefix")
+prefix=$(cut -d" " -f1 "$B/prefix") # the stamp: PREFIX CONFDIR
 check "ExecStart= is the agent under PREFIX ($prefix)" \
 	grep -q "^ExecStart=$prefix/sbin/numalotd " "$unit"
 check "no placeholder is left" test "$(grep -c "@[A-Z]*@" "$unit")" -eq 0

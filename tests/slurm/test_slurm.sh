@@ -342,6 +342,51 @@ check "(h2) ...--numalot=off still runs" test $? -eq 0
 check "(h2) slurmd's log names the bad arguments" \
 	grep -q 'invalid value in "allow=monitor,imar3".*invalid value in "force=monitr"' log/slurmd.log
 
+# (h3) The site's file (numalot.conf; config= names it here): its allow=
+# holds in srun, the plugstack line wins over it, its report_dir= gets the
+# site's copy, and one others may write fails closed (issue 26, item 4).
+printf '# the site\nallow=imar2,monitor\nreport_dir=%s\n' "$T/site3" >"$T/site.conf"
+plugstack config=$T/site.conf
+srun -Q -n1 --numalot=lbma touch "$T/h7.ran" >h7.out 2>&1
+check "(h3) the site file's allow=: --numalot=lbma refused before the job" test $? -ne 0 -a ! -e "$T/h7.ran"
+check "(h3) ...saying what it allows" grep -q 'policy "lbma" is not allowed on this cluster (allowed: imar2, monitor, off)' h7.out
+srun -Q -n1 --numalot=monitor --numalot-period=0.2 "$W" --threads 2 --seconds 0.5 >h8.out 2>&1
+j=$(squeue -h -t all -o %i 2>/dev/null | sort -n | tail -1)
+check "(h3) ...its report_dir= gets the step's site copy" test -s "$(ls "$T"/site3/numalot-"$j".0.*.json 2>/dev/null | head -1)"
+plugstack config=$T/site.conf allow=imar2,lbma
+srun -Q -n1 --numalot=lbma touch "$T/h9.ran" >h9.out 2>&1
+check "(h3) the plugstack line's allow= wins over the file's" test $? -eq 0 -a -e "$T/h9.ran"
+chmod 666 "$T/site.conf"
+plugstack config=$T/site.conf
+srun -Q -n1 --numalot=monitor touch "$T/h10.ran" >h10.out 2>&1
+check "(h3) a site file others may write: refused, numalot misconfigured" \
+	sh -c "test ! -e '$T/h10.ran' && grep -q 'misconfigured on this cluster.*only --numalot=off' h10.out"
+srun -Q -n1 true >h11.out 2>&1
+check "(h3) ...a step without numalot runs, and slurmd's log says why" grep -q "site.conf is not used: it must be root's and writable by root alone" log/slurmd.log
+plugstack
+
+# (h4) A service's agent (a socket systemd-socket-activate holds, as
+# numalotd.socket does): it serves the step, and plugstack.conf's allow=,
+# which that agent does not read, is told in slurmd's log.
+if command -v systemd-socket-activate >/dev/null; then
+	printf 'allow=imar2,monitor\n' >"$T/svc.conf"
+	systemd-socket-activate -l "$T/svc.sock" -- "$ROOT/$B/numalotd" --idle-exit=0 \
+		--config="$T/svc.conf" --socket="$T/svc.sock" --topology="numa:2 core:1 pu:1" \
+		>/dev/null 2>"$T/svc.log" &
+	bg+=($!)
+	for _ in $(seq 100); do [ -S "$T/svc.sock" ] && break; sleep 0.05; done
+	echo "required $ROOT/$B/numalot.so agent=$ROOT/$B/numalotd socket=$T/svc.sock topology=numa:2,core:1,pu:1 allow=imar2,monitor" >"$T/plugstack.conf"
+	srun -Q -n1 --numalot=monitor --numalot-period=0.2 --numalot-report="$T/h12.json" \
+		"$W" --threads 2 --seconds 1 >h12.out 2>&1
+	check "(h4) a service's agent serves the step" \
+		sh -c "grep -q 'passed by systemd' '$T/svc.log' && grep -q 'step 0 (uid 0): monitor' '$T/svc.log' && test \"\$(python3 -c \"import json; print(json.load(open('$T/h12.json'))['policy']['name'])\")\" = monitor"
+	check "(h4) ...and slurmd's log says the plugstack line's allow= does not reach it" \
+		grep -q "plugstack.conf sets .*allow=, which the service's agent at $T/svc.sock does not read" log/slurmd.log
+	plugstack
+else
+	echo "skip: (h4) systemd-socket-activate is not installed"
+fi
+
 # (i) issue 14 case 6: the agent stopped (SIGTERM) mid-step hands the
 # step's report to its user and the site; the plugin never replaces a
 # report with data by its "agent lost" stub.
