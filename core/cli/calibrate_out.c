@@ -40,6 +40,13 @@ static int has_cpus(const struct nl_calib *c, int n)
 	return c->t->node_ncpus[n] > 0;
 }
 
+/* What the node (or the link) delivered at the most: all cores, or one
+ * thread when that did better (other work on the node's cores). */
+static double most(const struct nl_calib *c, int i, int j)
+{
+	return c->bwall[i][j] > c->bw1[i][j] ? c->bwall[i][j] : c->bw1[i][j];
+}
+
 static void derive(const struct nl_calib *c, struct derived *d)
 {
 	const struct nl_topology *t = c->t;
@@ -51,14 +58,14 @@ static void derive(const struct nl_calib *c, struct derived *d)
 		if (!has_cpus(c, i))
 			continue;
 		d->local_ns += c->lat_ns[i][i];
-		d->node_bw += c->bwall[i][i];
+		d->node_bw += most(c, i, i);
 		nl++;
 		for (int j = 0; j < t->nnodes; j++) {
 			double ratio = c->lat_ns[i][j] / c->lat_ns[i][i];
 			double sp = (double)c->slit[i][j] / c->slit[i][i] - 1;
 			if (j == i)
 				continue;
-			d->link_bw += c->bwall[i][j];
+			d->link_bw += most(c, i, j);
 			d->slit_pen += sp;
 			d->meas_pen += ratio - 1;
 			nr++;
@@ -160,11 +167,10 @@ static void print_slit(const struct nl_calib *c, const struct derived *d)
 		       "(under "
 		       "1%%): an emulated machine (QEMU TCG) or one whose "
 		       "nodes are one memory\n");
-	else if (d->over_lo == d->over_hi)
-		printf(": the SLIT overstates it %.1fx\n", d->over_lo);
 	else
-		printf(": the SLIT overstates it %.1fx to %.1fx by pair (%d "
-		       "pair%s measurably remote)\n",
+		printf(": the SLIT's penalty over the measured one %.2gx to "
+		       "%.2gx by pair (%d pair%s measurably slower remote; "
+		       "above 1: the SLIT overstates it)\n",
 		       d->over_lo, d->over_hi, d->over_n, nl_s(d->over_n));
 }
 
