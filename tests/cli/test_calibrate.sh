@@ -62,6 +62,18 @@ check "the file's latency takes effect ($a s, twice the latency $b s)" \
 	--json="$T/b.json" >/dev/null 2>&1
 check "bench --machine runs" test $? -eq 0
 
+# An XML topology (what calibrate writes when hwloc's synthetic form
+# cannot describe the node) is found beside the machine file.
+mkdir -p "$T/site"
+cp tests/data/2n4c-slit.xml "$T/site/node-topology.xml"
+python3 -c "
+import json; m = json.load(open('$T/m.json'))
+m['machine'] = {'topology': 'node-topology.xml', 'local_latency_ns': 120}
+json.dump(m, open('$T/site/node.json', 'w'))"
+"$N" sim "$T/s.json" --machine="$T/site/node.json" >"$T/sim" 2>&1
+check "a relative XML topology is read beside the machine file" \
+	grep -q "^machine: 2 NUMA nodes, 8 CPUs (.*site/node-topology.xml" "$T/sim"
+
 expect_usage_error "a missing machine file is named" \
 	"machine file $T/nope.json: cannot open" sim "$T/s.json" --machine="$T/nope.json"
 printf '{"numalot_machine": 1,\n "machine": {' >"$T/broken.json"
