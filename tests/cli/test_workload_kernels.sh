@@ -35,6 +35,11 @@ check "is: 7 threads, 2 MiB, verified" grep -q "^is: verification passed" "$T/ou
 "$W" --kernel mg --threads 5 --iterations 7 >"$T/out" 2>&1
 check "mg: an odd number of sweeps, verified" grep -q "^mg: verification passed" "$T/out"
 
+"$W" --kernel ft --threads 2 --bind >"$T/out" 2>&1
+check "ft --bind: bound threads, verified" \
+	sh -c "grep -q '^ft: 2 threads (bound, one a CPU)' '$T/out' && grep -q '^ft: verification passed' '$T/out'"
+check "the pages are told against where their initialiser ran" \
+	grep -qE "^ft: pages: [0-9]+% on the node their initialiser ran on" "$T/out"
 "$W" --kernel bt >"$T/out" 2>&1
 rc=$?
 check "an unknown kernel: exit 2, the valid ones named" \

@@ -233,6 +233,14 @@ static void cleanup(struct wk_run *r)
 	free(c);
 }
 
+/* The matrix's values, by rows. */
+static const void *region(const struct wk_run *r, size_t *bytes)
+{
+	const struct cg *c = r->data;
+	*bytes = c->n * ROW * 8;
+	return c->val;
+}
+
 const struct wk_kernel wk_cg = {
 	.name = "cg",
 	.about = "CG-like: conjugate gradient, a sparse matrix-vector product "
@@ -246,4 +254,5 @@ const struct wk_kernel wk_cg = {
 	.verify = verify,
 	.work = work,
 	.cleanup = cleanup,
+	.region = region,
 };

@@ -158,6 +158,14 @@ static void cleanup(struct wk_run *r)
 	free(e);
 }
 
+/* A result a block: nothing worth placing. */
+static const void *region(const struct wk_run *r, size_t *bytes)
+{
+	(void)r;
+	*bytes = 0;
+	return NULL;
+}
+
 const struct wk_kernel wk_ep = {
 	.name = "ep",
 	.about = "EP-like: Gaussian pairs by the polar method, counted by "
@@ -171,4 +179,5 @@ const struct wk_kernel wk_ep = {
 	.verify = verify,
 	.work = work,
 	.cleanup = cleanup,
+	.region = region,
 };

@@ -211,6 +211,14 @@ static void cleanup(struct wk_run *r)
 	free(f);
 }
 
+/* The data, by rows. */
+static const void *region(const struct wk_run *r, size_t *bytes)
+{
+	const struct ft *f = r->data;
+	*bytes = f->n * f->n * sizeof(double complex);
+	return f->a;
+}
+
 const struct wk_kernel wk_ft = {
 	.name = "ft",
 	.about = "FT-like: 2-D FFTs by rows with an all-to-all transpose "
@@ -224,4 +232,5 @@ const struct wk_kernel wk_ft = {
 	.verify = verify,
 	.work = work,
 	.cleanup = cleanup,
+	.region = region,
 };

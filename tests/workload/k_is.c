@@ -168,6 +168,14 @@ static void cleanup(struct wk_run *r)
 	free(s);
 }
 
+/* The keys, by thread. */
+static const void *region(const struct wk_run *r, size_t *bytes)
+{
+	const struct is *s = r->data;
+	*bytes = s->n * 4;
+	return s->keys;
+}
+
 const struct wk_kernel wk_is = {
 	.name = "is",
 	.about = "IS-like: a bucket sort of integer keys, scattered to their "
@@ -181,4 +189,5 @@ const struct wk_kernel wk_is = {
 	.verify = verify,
 	.work = work,
 	.cleanup = cleanup,
+	.region = region,
 };

@@ -169,6 +169,14 @@ static void cleanup(struct wk_run *r)
 	free(g);
 }
 
+/* The first grid, by planes. */
+static const void *region(const struct wk_run *r, size_t *bytes)
+{
+	const struct mg *g = r->data;
+	*bytes = g->n * g->n * g->n * 8;
+	return g->u;
+}
+
 const struct wk_kernel wk_mg = {
 	.name = "mg",
 	.about = "MG-like: a 7-point stencil streamed over a periodic 3-D grid "
@@ -182,4 +190,5 @@ const struct wk_kernel wk_mg = {
 	.verify = verify,
 	.work = work,
 	.cleanup = cleanup,
+	.region = region,
 };

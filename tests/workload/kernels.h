@@ -33,15 +33,21 @@ struct wk_kernel {
 	/* The figure of merit's amount of work done (in its unit x 1e6). */
 	double (*work)(const struct wk_run *r);
 	void (*cleanup)(struct wk_run *r);
+	/* The array shared out among the threads in order (thread t's
+	 * share is the t-th of nthreads), or NULL when it has none worth
+	 * placing: where its pages are is told (kernels.c). */
+	const void *(*region)(const struct wk_run *r, size_t *bytes);
 };
 
 struct wk_run {
 	const struct wk_kernel *k;
 	int nthreads, iterations, master_init, inject;
+	int bind;     /* --bind: thread t on the t-th allowed CPU */
 	size_t bytes; /* the data the kernel may hold */
 	void *data;   /* the kernel's */
 	pthread_barrier_t barrier;
-	double seconds; /* of the iterations */
+	double seconds;	     /* of the iterations */
+	int init_node[1024]; /* where each share's initialiser ran */
 	char detail[256], verdict[256];
 };
 
@@ -83,6 +89,7 @@ int wk_size(const char *s, size_t *bytes);
 
 /* Run kernel k: 0 verified, 3 verification failed, 1 could not run. */
 int wk_main(const struct wk_kernel *k, int nthreads, int iterations,
-	    int master_init, int inject, size_t bytes, const char *size_name);
+	    int master_init, int inject, int bind, size_t bytes,
+	    const char *size_name);
 
 #endif

@@ -20,7 +20,7 @@
  *   numalot-workload --kernel cg|mg|ep|ft|is [--threads N]
  *                    [--size small|medium|large|node|MIB]
  *                    [--init first-touch|master] [--iterations K]
- *                    [--inject-error]
+ *                    [--inject-error] [--bind]
  *
  * A NAS-like kernel instead (kernels.h, README.md): it checks its own
  * result (exit 3 when wrong) and prints a figure of merit.
@@ -178,7 +178,7 @@ static void usage(FILE *f)
 		"       numalot-workload --kernel cg|mg|ep|ft|is [--threads N] "
 		"[--size small|medium|large|node|MIB]\n"
 		"                        [--init first-touch|master] "
-		"[--iterations K] [--inject-error]\n"
+		"[--iterations K] [--inject-error] [--bind]\n"
 		"kernels (NAS-like, each checks its result: exit 3 when "
 		"wrong):\n"
 		"  cg  conjugate gradient, sparse matrix-vector product, "
@@ -189,6 +189,8 @@ static void usage(FILE *f)
 		"  is  bucket sort of integer keys (random access)\n"
 		"sizes: small 4 MiB, medium 256 MiB, large 2 GiB, node 60%% of "
 		"node 0's memory\n"
+		"--bind: thread t on the t-th CPU it may use (else the "
+		"scheduler places them)\n"
 		"See tests/workload/README.md.\n");
 }
 
@@ -212,13 +214,14 @@ int main(int argc, char **argv)
 		{"init", required_argument, NULL, 'i'},
 		{"iterations", required_argument, NULL, 'I'},
 		{"inject-error", no_argument, NULL, 'E'},
+		{"bind", no_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{0}};
 	const struct wk_kernel *kernel = NULL;
 	const char *size = "small";
 	size_t bytes_k = 0;
 	double iterations = 0;
-	int master = 0, inject = 0;
+	int master = 0, inject = 0, bind = 0;
 	int c, rc = 0, k = 0;
 	char o[32];
 	while (rc == 0 && (c = getopt_long(argc, argv, "", lo, &k)) != -1) {
@@ -273,6 +276,9 @@ int main(int argc, char **argv)
 		case 'E':
 			inject = 1;
 			break;
+		case 'B':
+			bind = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -311,7 +317,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		return wk_main(kernel, (int)threads, (int)iterations, master,
-			       inject, bytes_k, size);
+			       inject, bind, bytes_k, size);
 	}
 	int n = (int)threads, nl = (int)late, total = n + nl;
 	struct worker *w = calloc((size_t)total, sizeof(*w));
