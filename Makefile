@@ -185,10 +185,12 @@ $(SPANK): $(SPANK_OBJ) spank/numalot.map
 $(UNITS): $(BUILD)/%: etc/%.in $(PREFIX_STAMP)
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' $< >$@
 
-$(WORKLOAD): tests/workload/workload.c
-	@mkdir -p $(dir $@)
-	$(CC) $(NL_CFLAGS) $(CFLAGS) $(SAN_CFLAGS) $(EXE_CFLAGS) $(EXE_LDFLAGS) \
-		$(SAN_LDFLAGS) -pthread -MMD -MP -MF $@.d -MT $@ -o $@ $<
+# numalot-workload: the test program and its NAS-like kernels
+# (tests/workload/README.md).
+WORKLOAD_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/workload/*.c))
+$(WORKLOAD): $(WORKLOAD_OBJ)
+	$(CC) $(CFLAGS) $(SAN_CFLAGS) $(EXE_LDFLAGS) $(SAN_LDFLAGS) -pthread \
+		-o $@ $^ -lm
 
 $(BUILD)/fuzz/fuzz_protocol: tests/fuzz/fuzz_protocol.c $(PROTO_SRC) \
 	core/util.c $(wildcard core/protocol/*.h) core/util.h
@@ -315,7 +317,7 @@ fuzz: $(FUZZ_BIN)
 	tests/fuzz/run-fuzz.sh $(BUILD) $(or $(FUZZ_SECONDS),10)
 
 FORMAT_SRC = $(wildcard core/*.[ch] core/*/*.[ch] spank/*.[ch] tests/unit/*.[ch] \
-	tests/bench/*.c tests/workload/*.c tests/fuzz/*.c)
+	tests/bench/*.c tests/workload/*.[ch] tests/fuzz/*.c)
 format:
 	clang-format -i $(FORMAT_SRC)
 
@@ -330,4 +332,4 @@ clean:
 
 -include $(LIB_OBJ:.o=.d) $(PROTO_OBJ:.o=.d) $(AGENT_OBJ:.o=.d) \
 	$(CLI_OBJ:.o=.d) $(BUILD)/core/agent/numalotd.d $(SPANK_OBJ:.o=.d) \
-	$(BUILD)/spank/site.d $(TESTS:=.d) $(BENCHES:=.d) $(WORKLOAD).d
+	$(BUILD)/spank/site.d $(TESTS:=.d) $(BENCHES:=.d) $(WORKLOAD_OBJ:.o=.d)

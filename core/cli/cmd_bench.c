@@ -51,6 +51,7 @@ struct bench_args {
 	char **files; /* scenario files, directories expanded */
 	int nfiles;
 	struct nl_bench_random rnd; /* --random and its options */
+	const char *machine;	    /* --machine=FILE */
 };
 
 static int parse_count(const char *s, int lo, int hi, int *out)
@@ -120,6 +121,7 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 		{"seed", required_argument, NULL, NL_BENCH_OPT_SEED},
 		{"save", required_argument, NULL, NL_BENCH_OPT_SAVE},
 		{"perturb", required_argument, NULL, NL_BENCH_OPT_PERTURB},
+		{"machine", required_argument, NULL, 'm'},
 		NL_ARGS_HELP,
 		{0}};
 	int c;
@@ -199,6 +201,9 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 			if (nl_bench_random_option(&a->rnd, c, optarg) < 0)
 				return -1;
 			break;
+		case 'm':
+			a->machine = optarg;
+			break;
 		case 'h':
 			nl_cli_usage(CMD, stdout);
 			return 1;
@@ -208,6 +213,12 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 	}
 	if (nl_bench_random_check(&a->rnd) < 0)
 		return -1;
+	if (a->machine && a->rnd.n) {
+		nl_cli_error(CMD, "--machine applies to scenario files, not "
+				  "to --random (a random scenario draws its "
+				  "own machine)");
+		return -1;
+	}
 	for (int i = optind; i < argc; i++)
 		if (add_path(a, argv[i]) < 0)
 			return -1;
@@ -278,21 +289,31 @@ static int load_scenarios(struct bench_args *a, struct nl_bench *b)
 {
 	char err[1024];
 	size_t n = (size_t)a->nfiles + (size_t)a->rnd.n;
+	struct nl_machine_file *mf = NULL;
 
 	b->sc = calloc(n, sizeof(*b->sc));
 	b->files = calloc(n, sizeof(*b->files));
 	if (!b->sc || !b->files)
 		return -ENOMEM;
+	if (a->machine &&
+	    nl_machine_file_load(a->machine, &mf, err, sizeof(err)) < 0) {
+		nl_cli_error(CMD, "--machine: %s", err);
+		return -EINVAL;
+	}
 	for (int i = 0; i < a->nfiles; i++) {
-		int rc = nl_scenario_load(a->files[i], &b->sc[i], err,
-					  sizeof(err));
+		int rc = nl_scenario_load_on(a->files[i], mf, &b->sc[i], err,
+					     sizeof(err));
 		if (rc < 0) {
-			nl_cli_error(CMD, "%s", err);
+			nl_cli_error(CMD, "%s%s%s%s", err,
+				     mf ? " (on the machine of " : "",
+				     mf ? a->machine : "", mf ? ")" : "");
+			nl_machine_file_free(mf);
 			return rc;
 		}
 		b->files[i] = a->files[i];
 		b->nscen++;
 	}
+	nl_machine_file_free(mf);
 	return nl_bench_random_load(&a->rnd, b);
 }
 

@@ -20,6 +20,7 @@
 struct sim_args {
 	const char *scenario;
 	const char *report;
+	const char *machine; /* --machine=FILE */
 	enum nl_run_kind run;
 	uint64_t seed;
 	struct nl_run_opts o;
@@ -46,6 +47,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 		{"seed", required_argument, NULL, 's'},
 		{"report", required_argument, NULL, 'r'},
 		{"param", required_argument, NULL, 'P'},
+		{"machine", required_argument, NULL, 'm'},
 		NL_ARGS_HELP,
 		{0}};
 	int c;
@@ -85,6 +87,9 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 			break;
 		case 'r':
 			a->report = optarg;
+			break;
+		case 'm':
+			a->machine = optarg;
 			break;
 		case 'P':
 			if (nl_cli_param(CMD, &a->o.params, optarg) < 0)
@@ -143,6 +148,8 @@ static void print_header(const struct nl_scenario *sc, const struct sim_args *a)
 	printf("machine: %d NUMA node%s, %d CPU%s (%s)\n", topo->nnodes,
 	       nl_s(topo->nnodes), topo->ncpus, nl_s(topo->ncpus),
 	       topo->source);
+	if (nl_scenario_machine_file(sc))
+		printf("machine file: %s\n", nl_scenario_machine_file(sc));
 	printf("%-24s %7s %8s %13s\n", "process", "pid", "threads",
 	       "completion_s");
 }
@@ -192,9 +199,14 @@ static struct json_object *with_ceilings(struct json_object *r,
 		json_object_new_string("the model's machine parameters "
 				       "(peak_ops_per_s per CPU, "
 				       "node_bandwidth_bytes_per_s per node)"));
-	if (r && json_object_object_get_ex(r, "machine", &m))
+	if (r && json_object_object_get_ex(r, "machine", &m)) {
 		json_object_object_add(m, "ceilings", c);
-	else
+		if (nl_scenario_machine_file(sc))
+			json_object_object_add(
+				m, "machine_file",
+				json_object_new_string(
+					nl_scenario_machine_file(sc)));
+	} else
 		json_object_put(c);
 	return r;
 }
@@ -358,6 +370,7 @@ int nl_cmd_sim(int argc, char **argv)
 {
 	struct sim_args a = {0};
 	struct nl_scenario *sc = NULL;
+	struct nl_machine_file *mf = NULL;
 	enum nl_policy_kind pk;
 	char err[1024];
 	int rc, status;
@@ -372,9 +385,18 @@ int nl_cmd_sim(int argc, char **argv)
 		nl_cli_error(CMD, "%s", err);
 		return NL_EXIT_USAGE;
 	}
-	rc = nl_scenario_load(a.scenario, &sc, err, sizeof(err));
+	if (a.machine &&
+	    nl_machine_file_load(a.machine, &mf, err, sizeof(err)) < 0) {
+		nl_cli_error(CMD, "--machine: %s", err);
+		return NL_EXIT_USAGE;
+	}
+	rc = nl_scenario_load_on(a.scenario, mf, &sc, err, sizeof(err));
+	nl_machine_file_free(mf);
 	if (rc < 0) {
-		nl_cli_error(CMD, "%s", err);
+		/* A scenario that does not fit the file's machine. */
+		nl_cli_error(CMD, "%s%s%s%s", err,
+			     a.machine ? " (on the machine of " : "",
+			     a.machine ? a.machine : "", a.machine ? ")" : "");
 		return rc == -ENOMEM ? NL_EXIT_FAIL : NL_EXIT_USAGE;
 	}
 	if (nl_run_engine_policy(a.run, &pk))

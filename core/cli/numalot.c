@@ -11,10 +11,15 @@ static const struct {
 	const char *name;
 	int (*run)(int argc, char **argv);
 } commands[] = {
-	{"sim", nl_cmd_sim},	     {"bench", nl_cmd_bench},
-	{"run", nl_cmd_run},	     {"attach", nl_cmd_attach},
-	{"info", nl_cmd_info},	     {"status", nl_cmd_status},
-	{"request", nl_cmd_request}, {"report", nl_cmd_report},
+	{"sim", nl_cmd_sim},
+	{"bench", nl_cmd_bench},
+	{"run", nl_cmd_run},
+	{"attach", nl_cmd_attach},
+	{"info", nl_cmd_info},
+	{"status", nl_cmd_status},
+	{"request", nl_cmd_request},
+	{"report", nl_cmd_report},
+	{"calibrate", nl_cmd_calibrate},
 	{"version", nl_cmd_version},
 };
 
@@ -75,7 +80,8 @@ int main(int argc, char **argv)
 			return commands[i].run(argc - optind, argv + optind);
 	fprintf(stderr,
 		"numalot: unknown command \"%s\" (valid: sim, bench, run, "
-		"attach, info, status, request, report, version, help)\n",
+		"attach, info, status, request, report, calibrate, version, "
+		"help)\n",
 		cmd);
 	return NL_EXIT_USAGE;
 }

@@ -22,6 +22,9 @@ static const struct {
 	 "  --seed=N            the random generator's seed (default 1)\n"
 	 "  --report=FILE       write the JSON report\n"
 	 "  --param KEY=VALUE   a policy parameter (repeatable)\n"
+	 "  --machine=FILE      the machine of a machine file (numalot "
+	 "calibrate) instead\n"
+	 "                      of the scenario's\n"
 	 "  -h, --help          this text\n"},
 	{"bench",
 	 "usage: numalot bench [OPTIONS] [SCENARIO.json|FOLDER ...]\n"
@@ -33,6 +36,9 @@ static const struct {
 	 "  --json=FILE --svg=FILE --html=FILE   the results as files\n"
 	 "  --param KEY=VALUE   a policy parameter (repeatable)\n"
 	 "  --os=MODE           the modelled OS (default linux)\n"
+	 "  --machine=FILE      every scenario file on the machine of a "
+	 "machine file\n"
+	 "                      (numalot calibrate)\n"
 	 "  --counters=LIST     counter backends, each its own table: "
 	 "pebs (default),\n"
 	 "                      perf, software\n"
@@ -84,6 +90,24 @@ static const struct {
 	 "  --html=FILE         the reports drawn as one page\n"
 	 "  --svg=PREFIX        ...as SVG files PREFIX-*.svg\n"
 	 "  -h, --help          this text\n"},
+	{"calibrate",
+	 "usage: numalot calibrate [OPTIONS]\n"
+	 "Measure this node: load latency and read bandwidth (one thread, "
+	 "all cores)\nfor every pair of NUMA nodes, the yield of an SMT "
+	 "sibling; print them beside\nthe firmware's SLIT and write a "
+	 "machine file for sim and bench --machine=.\n"
+	 "  --seconds=S         about how long (default 60, 1 to 3600)\n"
+	 "  --quick             about 4 s, buffers of 16 MiB (a test, not a "
+	 "measurement)\n"
+	 "  --buffer=MIB        each buffer (default: 4 x the largest cache, "
+	 "64 MiB to\n"
+	 "                      1 GiB, at most a quarter of a node's free "
+	 "memory)\n"
+	 "  -o, --output=FILE   the machine file (default "
+	 "numalot-machine.json)\n"
+	 "  -h, --help          this text\n"
+	 "Progress goes to stderr; memory used: one buffer and a sixteenth "
+	 "at a time.\n"},
 	{"version", "usage: numalot version\nPrint numalot's version.\n"},
 };
 
@@ -119,6 +143,8 @@ static void all_usage(FILE *f)
 		   "  request   one protocol request to the agent\n"
 		   "  report    summarise reports; a job's table; draw "
 		   "them\n"
+		   "  calibrate measure this node; a machine file for sim "
+		   "and bench\n"
 		   "  version   print the version\n\n"
 		   "options: -h, --help (this text), --version\n"
 		   "See numalot(1).\n");

@@ -155,6 +155,7 @@ struct nl_scenario {
 	char *name;
 	char *topology_spec;	  /* relative XML paths already resolved */
 	char *klass;		  /* "class" field: a set's class, or NULL */
+	char *machine_file;	  /* --machine=FILE it was loaded on, or NULL */
 	struct nl_topology *topo; /* loaded, distances applied */
 	struct nl_model_params params;
 	enum nl_os_mode os_mode; /* "os" field, default NL_OS_LINUX */

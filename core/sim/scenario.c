@@ -13,6 +13,7 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "machine_file.h"
 #include "model.h"
 #include "util.h"
 
@@ -30,6 +31,8 @@ struct ctx {
 	const char *file;
 	char *err;
 	size_t errlen;
+	/* --machine=FILE: its machine object instead of the scenario's. */
+	const struct nl_machine_file *mf;
 };
 
 static int perr(struct ctx *c, const char *field, const char *fmt, ...)
@@ -545,9 +548,17 @@ static int parse_root(struct ctx *c, struct json_object *root,
 	if (json_object_object_get_ex(root, "description", &v) &&
 	    get_string(c, v, "description", &s) < 0)
 		return -EINVAL;
-	if (!json_object_object_get_ex(root, "machine", &v))
+	if (c->mf) {
+		/* Its errors name the machine file. */
+		struct ctx mc = {c->mf->path, c->err, c->errlen, NULL};
+		rc = parse_machine(&mc, c->mf->machine, c->mf->dir, sc);
+		if (rc == 0 && !(sc->machine_file = strdup(c->mf->path)))
+			rc = -ENOMEM;
+	} else if (!json_object_object_get_ex(root, "machine", &v)) {
 		return perr(c, "machine", "missing");
-	rc = parse_machine(c, v, base_dir, sc);
+	} else {
+		rc = parse_machine(c, v, base_dir, sc);
+	}
 	if (rc < 0)
 		return rc;
 	if (json_object_object_get_ex(root, "class", &v)) {
@@ -628,10 +639,11 @@ static char *default_name(const char *name)
 	return s;
 }
 
-int nl_scenario_parse(const char *text, const char *name, const char *base_dir,
+static int parse_text(const char *text, const char *name, const char *base_dir,
+		      const struct nl_machine_file *mf,
 		      struct nl_scenario **out, char *err, size_t errlen)
 {
-	struct ctx c = {name ? name : "scenario", err, errlen};
+	struct ctx c = {name ? name : "scenario", err, errlen, mf};
 	struct json_tokener *tok;
 	struct json_object *root;
 	struct nl_scenario *sc;
@@ -677,10 +689,34 @@ int nl_scenario_parse(const char *text, const char *name, const char *base_dir,
 	return 0;
 }
 
+int nl_scenario_parse(const char *text, const char *name, const char *base_dir,
+		      struct nl_scenario **out, char *err, size_t errlen)
+{
+	return parse_text(text, name, base_dir, NULL, out, err, errlen);
+}
+
+int nl_machine_file_check(const struct nl_machine_file *mf, char *err,
+			  size_t errlen)
+{
+	struct nl_scenario *sc = NULL;
+	int rc = parse_text("{\"processes\": [{\"kind\": \"compute\", "
+			    "\"threads\": 1}]}",
+			    mf->path, NULL, mf, &sc, err, errlen);
+
+	nl_scenario_free(sc);
+	return rc;
+}
+
 int nl_scenario_load(const char *path, struct nl_scenario **out, char *err,
 		     size_t errlen)
 {
-	struct ctx c = {path, err, errlen};
+	return nl_scenario_load_on(path, NULL, out, err, errlen);
+}
+
+int nl_scenario_load_on(const char *path, const struct nl_machine_file *mf,
+			struct nl_scenario **out, char *err, size_t errlen)
+{
+	struct ctx c = {path, err, errlen, NULL};
 	char *text, *dir, *slash, why[128];
 	size_t n;
 	int rc;
@@ -704,8 +740,8 @@ int nl_scenario_load(const char *path, struct nl_scenario **out, char *err,
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = 0;
-	rc = nl_scenario_parse(text, path, slash ? (*dir ? dir : "/") : NULL,
-			       out, err, errlen);
+	rc = parse_text(text, path, slash ? (*dir ? dir : "/") : NULL, mf, out,
+			err, errlen);
 	free(dir);
 	free(text);
 	return rc;
@@ -722,7 +758,13 @@ void nl_scenario_free(struct nl_scenario *sc)
 	free(sc->topology_spec);
 	free(sc->name);
 	free(sc->klass);
+	free(sc->machine_file);
 	free(sc);
+}
+
+const char *nl_scenario_machine_file(const struct nl_scenario *sc)
+{
+	return sc->machine_file;
 }
 
 const char *nl_scenario_class(const struct nl_scenario *sc)

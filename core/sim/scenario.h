@@ -23,6 +23,26 @@ int nl_scenario_parse(const char *text, const char *name, const char *base_dir,
 		      struct nl_scenario **out, char *err, size_t errlen);
 void nl_scenario_free(struct nl_scenario *sc);
 
+/*
+ * A machine file (numalot calibrate's; docs/scenarios.md, "Machine
+ * files"): read and checked as a whole, its machine object as a
+ * scenario's. 0, or a negative errno with err naming the file and the
+ * field.
+ */
+struct nl_machine_file;
+int nl_machine_file_load(const char *path, struct nl_machine_file **out,
+			 char *err, size_t errlen);
+void nl_machine_file_free(struct nl_machine_file *mf);
+/* nl_scenario_load with the scenario's machine replaced by mf's (NULL:
+ * its own); the machine's errors name mf's file. */
+int nl_scenario_load_on(const char *path, const struct nl_machine_file *mf,
+			struct nl_scenario **out, char *err, size_t errlen);
+/* The machine file a scenario was loaded on, NULL when none. */
+const char *nl_scenario_machine_file(const struct nl_scenario *sc);
+/* machine_file.c's check of mf's machine object (scenario.c). */
+int nl_machine_file_check(const struct nl_machine_file *mf, char *err,
+			  size_t errlen);
+
 struct nl_topology;
 /* The scenario's name ("name" field, else the file's base name). */
 const char *nl_scenario_name(const struct nl_scenario *sc);

@@ -16,6 +16,14 @@
  * numalot on the process between the two).
  * --late N starts N more threads at S/2; --short N makes N of the
  * threads stop at S/4. Prints each thread's throughput and the total.
+ *
+ *   numalot-workload --kernel cg|mg|ep|ft|is [--threads N]
+ *                    [--size small|medium|large|node|MIB]
+ *                    [--init first-touch|master] [--iterations K]
+ *                    [--inject-error] [--bind]
+ *
+ * A NAS-like kernel instead (kernels.h, README.md): it checks its own
+ * result (exit 3 when wrong) and prints a figure of merit.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,6 +33,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "kernels.h"
 
 enum mode { COMPUTE, MEMORY, MIXED, IDLE, SLEEP };
 
@@ -158,6 +168,32 @@ static int number(const char *opt, const char *v, double lo, double hi,
 	return 0;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: numalot-workload [--threads N] [--seconds S] [--mode "
+		"compute|memory|mixed|idle|sleep]\n"
+		"                        [--mem-mb M] [--late N] [--short N] "
+		"[--exit-code K] [--go-file F]\n"
+		"       numalot-workload --kernel cg|mg|ep|ft|is [--threads N] "
+		"[--size small|medium|large|node|MIB]\n"
+		"                        [--init first-touch|master] "
+		"[--iterations K] [--inject-error] [--bind]\n"
+		"kernels (NAS-like, each checks its result: exit 3 when "
+		"wrong):\n"
+		"  cg  conjugate gradient, sparse matrix-vector product, "
+		"scattered columns (latency)\n"
+		"  mg  7-point stencil streamed over a 3-D grid (bandwidth)\n"
+		"  ep  Gaussian pairs by the polar method (compute)\n"
+		"  ft  2-D FFTs with an all-to-all transpose\n"
+		"  is  bucket sort of integer keys (random access)\n"
+		"sizes: small 4 MiB, medium 256 MiB, large 2 GiB, node 60%% of "
+		"node 0's memory\n"
+		"--bind: thread t on the t-th CPU it may use (else the "
+		"scheduler places them)\n"
+		"See tests/workload/README.md.\n");
+}
+
 int main(int argc, char **argv)
 {
 	double threads = 4, seconds = 3, mem_mb = 16, late = 0, shorter = 0,
@@ -173,7 +209,19 @@ int main(int argc, char **argv)
 		{"exit-code", required_argument, NULL, 'x'},
 		{"mode", required_argument, NULL, 'M'},
 		{"go-file", required_argument, NULL, 'g'},
+		{"kernel", required_argument, NULL, 'K'},
+		{"size", required_argument, NULL, 'z'},
+		{"init", required_argument, NULL, 'i'},
+		{"iterations", required_argument, NULL, 'I'},
+		{"inject-error", no_argument, NULL, 'E'},
+		{"bind", no_argument, NULL, 'B'},
+		{"help", no_argument, NULL, 'h'},
 		{0}};
+	const struct wk_kernel *kernel = NULL;
+	const char *size = "small";
+	size_t bytes_k = 0;
+	double iterations = 0;
+	int master = 0, inject = 0, bind = 0;
 	int c, rc = 0, k = 0;
 	char o[32];
 	while (rc == 0 && (c = getopt_long(argc, argv, "", lo, &k)) != -1) {
@@ -201,6 +249,39 @@ int main(int argc, char **argv)
 		case 'g':
 			go_file = optarg;
 			break;
+		case 'K':
+			kernel = wk_find(optarg);
+			if (!kernel) {
+				fprintf(stderr,
+					"numalot-workload: unknown kernel "
+					"\"%s\" (valid: %s)\n",
+					optarg, wk_names);
+				rc = -1;
+			}
+			break;
+		case 'z':
+			size = optarg;
+			break;
+		case 'i':
+			master = !strcmp(optarg, "master");
+			if (!master && strcmp(optarg, "first-touch")) {
+				fprintf(stderr, "numalot-workload: --init is "
+						"first-touch or master\n");
+				rc = -1;
+			}
+			break;
+		case 'I':
+			rc = number(o, optarg, 1, 1e6, &iterations);
+			break;
+		case 'E':
+			inject = 1;
+			break;
+		case 'B':
+			bind = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
 		case 'M':
 			mode = !strcmp(optarg, "compute")  ? COMPUTE
 			       : !strcmp(optarg, "memory") ? MEMORY
@@ -224,12 +305,19 @@ int main(int argc, char **argv)
 		rc = -1;
 	}
 	if (rc) {
-		fprintf(stderr, "usage: numalot-workload [--threads N] "
-				"[--seconds S] [--mode "
-				"compute|memory|mixed|idle|sleep] "
-				"[--mem-mb M] [--late N] [--short N] "
-				"[--exit-code K] [--go-file F]\n");
+		usage(stderr);
 		return 2;
+	}
+	if (kernel) {
+		if (wk_size(size, &bytes_k) < 0) {
+			fprintf(stderr,
+				"numalot-workload: --size is small, medium, "
+				"large, node or MiB from 1, not \"%s\"\n",
+				size);
+			return 2;
+		}
+		return wk_main(kernel, (int)threads, (int)iterations, master,
+			       inject, bind, bytes_k, size);
 	}
 	int n = (int)threads, nl = (int)late, total = n + nl;
 	struct worker *w = calloc((size_t)total, sizeof(*w));
