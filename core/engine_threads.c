@@ -330,11 +330,47 @@ out:
 	return rc;
 }
 
+/*
+ * Note where a sample found t: an entry at its first sample and at each
+ * change of CPU. When its NL_CPUS_SEEN are used, changes within a node
+ * are left out first (the node is what a timeline colours), then every
+ * other entry: the list stays bounded and still says which node when
+ * (docs/report-format.md, threads[].cpus).
+ */
+static void cpu_seen(struct ethread *t, const struct nl_topology *topo, int cpu,
+		     double now)
+{
+	int n = t->ncpus_seen, k = 0;
+
+	if (n && t->cpus_seen[n - 1].cpu == cpu)
+		return;
+	if (n == NL_CPUS_SEEN) {
+		for (int i = 0; i < n; i++)
+			if (!k ||
+			    topo->cpu_node[t->cpus_seen[i].cpu] !=
+				    topo->cpu_node[t->cpus_seen[k - 1].cpu])
+				t->cpus_seen[k++] = t->cpus_seen[i];
+		if (k == n) /* every entry a change of node: keep half */
+			for (k = 0; 2 * k < n; k++)
+				t->cpus_seen[k] = t->cpus_seen[2 * k];
+		t->cpus_thinned += (unsigned)(n - k);
+		n = k;
+		if (t->cpus_seen[n - 1].cpu == cpu) {
+			t->ncpus_seen = n;
+			return;
+		}
+	}
+	t->cpus_seen[n].t_s = now;
+	t->cpus_seen[n].cpu = cpu;
+	t->ncpus_seen = n + 1;
+}
+
 /* Step 2: add each thread's counters since the last wake. */
 void nl_engine_sample_threads(struct nl_engine *e, struct ethread **th,
 			      size_t n)
 {
 	const struct nl_topology *topo = e->m->topo;
+	double now = e->m->ops->now(e->m);
 	for (size_t i = 0; i < n; i++) {
 		struct ethread *t = th[i];
 		struct nl_sample s; /* written whole by sample (machine.h) */
@@ -346,9 +382,11 @@ void nl_engine_sample_threads(struct nl_engine *e, struct ethread **th,
 		if (s.measured & (NL_M_LATENCY | NL_M_NODE_ACCESS))
 			t->acc_nodes = 1;
 		int cpu = s.cpu >= 0 ? s.cpu : t->cpu;
-		if (cpu >= 0 && cpu < topo->ncpus && topo->cpu_node[cpu] >= 0)
+		if (cpu >= 0 && cpu < topo->ncpus && topo->cpu_node[cpu] >= 0) {
 			t->time_on_node[topo->cpu_node[cpu]] +=
 				(s.measured & NL_M_TASK_CLOCK) ? s.task_clock_s
 							       : s.wall_s;
+			cpu_seen(t, topo, cpu, now);
+		}
 	}
 }
