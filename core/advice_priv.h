@@ -15,7 +15,7 @@
 #define BUSY_SHARE 0.10	     /* of the time seen on a CPU: a busy thread */
 #define OVERSUB_SHARE 0.75   /* busy threads' mean share of a CPU below */
 #define DATA_ONE_SHARE 0.75  /* of a process's pages on one node */
-#define DATA_AWAY_SHARE 0.25 /* of its busy threads' CPU time elsewhere */
+#define DATA_AWAY_SHARE 0.25 /* of its busy threads elsewhere */
 #define BOUND_LOCALITY 0.50  /* bound pages on the threads' nodes, below */
 #define MIN_PAGES 256	     /* a process smaller has no data to speak of */
 #define MAX_NODES 64

@@ -19,27 +19,39 @@ static void nodes_text(char *buf, size_t n, const double *v, int nodes,
 					       at ? ", " : "", k);
 }
 
-/* A process's pages by node (the first reading, else the last) and
- * its busy threads' CPU time by node; 0 when either is not known. */
+/*
+ * A process's pages by node (the first reading, else the last), and where
+ * its busy threads were before numalot moved them: each counts 1, on the
+ * node of its first sample (threads[].cpus), or in an older report spread
+ * as its CPU time was. 0 when either is not known.
+ */
 static int process_view(const struct ctx *c, struct json_object *p,
-			double *pages, double *pages_total, double *cpu,
-			double *cpu_total)
+			double *pages, double *pages_total, double *thr,
+			double *threads)
 {
 	struct json_object *pg = get(p, "pages_per_node_first");
 	int pid = inum(get(p, "pid"), -1);
+	int nn = c->nodes < MAX_NODES ? c->nodes : MAX_NODES;
 	if (!len(pg))
 		pg = get(p, "pages_per_node_last");
-	*pages_total = *cpu_total = 0;
-	for (int k = 0; k < c->nodes && k < MAX_NODES; k++) {
+	*pages_total = *threads = 0;
+	for (int k = 0; k < nn; k++) {
 		pages[k] = num(idx(pg, (size_t)k), 0);
 		*pages_total += pages[k];
-		cpu[k] = 0;
-		for (int i = 0; i < c->n; i++)
-			if (c->th[i].pid == pid && c->th[i].busy)
-				cpu[k] += c->th[i].node_s[k];
-		*cpu_total += cpu[k];
+		thr[k] = 0;
 	}
-	return *pages_total >= MIN_PAGES && *cpu_total > 0;
+	for (int i = 0; i < c->n; i++) {
+		const struct th *t = &c->th[i];
+		if (t->pid != pid || !t->busy)
+			continue;
+		if (t->node0 >= 0 && t->node0 < nn)
+			thr[t->node0] += 1;
+		else
+			for (int k = 0; k < nn; k++)
+				thr[k] += t->node_s[k] / t->cpu_s;
+		*threads += 1;
+	}
+	return *pages_total >= MIN_PAGES && *threads > 0;
 }
 
 static int moved_threads_of(const struct ctx *c, int pid, int *threads)
@@ -76,7 +88,7 @@ static void process_did(const struct ctx *c, struct json_object *p, char *did,
 void nl_advice_data_on_one_node(struct ctx *c, struct json_object *p)
 {
 	double pages[MAX_NODES], cpu[MAX_NODES], pt, ct;
-	char ev[400], did[256], next[512], on[128];
+	char ev[640], did[256], next[512], on[128];
 	int top = 0;
 
 	if (c->nodes < 2 ||
@@ -92,8 +104,8 @@ void nl_advice_data_on_one_node(struct ctx *c, struct json_object *p)
 	nodes_text(on, sizeof(on), cpu, c->nodes, ct, 0.05);
 	snprintf(ev, sizeof(ev),
 		 "process %d (%s): %d%% of its pages were on node %d while "
-		 "its busy threads ran on nodes %s, %d%% of their CPU time "
-		 "away from node %d",
+		 "its busy threads were on nodes %s when numalot first "
+		 "sampled them, %d%% of them away from node %d",
 		 inum(get(p, "pid"), -1), name_of(p),
 		 (int)(100 * pages[top] / pt + 0.5), top, on,
 		 (int)(100 * away + 0.5), top);
@@ -117,7 +129,7 @@ void nl_advice_data_on_one_node(struct ctx *c, struct json_object *p)
 void nl_advice_memory_bound_away(struct ctx *c, struct json_object *p)
 {
 	double pages[MAX_NODES], cpu[MAX_NODES], pt, ct, loc = 0;
-	char ev[400], did[256], next[400], pon[128], ton[128];
+	char ev[640], did[256], next[400], pon[128], ton[128];
 
 	if (c->nodes < 2 ||
 	    !json_object_get_boolean(
@@ -133,17 +145,22 @@ void nl_advice_memory_bound_away(struct ctx *c, struct json_object *p)
 	nodes_text(ton, sizeof(ton), cpu, c->nodes, ct, 0.05);
 	snprintf(ev, sizeof(ev),
 		 "process %d (%s): its memory is bound by its own policy to "
-		 "node %s, its busy threads ran on node %s: %d%% of its pages "
-		 "were where its threads ran",
+		 "node %s, its busy threads were on node %s when numalot "
+		 "first sampled them: %d%% of its pages were where its "
+		 "threads were",
 		 inum(get(p, "pid"), -1), name_of(p), pon, ton,
 		 (int)(100 * loc + 0.5));
 	process_did(c, p, did, sizeof(did),
 		    "left its pages where their policy binds them");
+	int top = 0;
+	for (int k = 1; k < c->nodes && k < MAX_NODES; k++)
+		top = pages[k] > pages[top] ? k : top;
 	snprintf(next, sizeof(next),
-		 "bind the memory where the threads run, or the threads "
-		 "where the memory is: numactl --cpunodebind=N --membind=N "
-		 "with one N (or --localalloc); under Slurm, srun "
-		 "--mem-bind=local with --cpu-bind=ldoms");
+		 "bind the threads where the memory is, or the memory where "
+		 "the threads run: numactl --cpunodebind=%d --membind=%d, or "
+		 "--localalloc; under Slurm, srun --cpu-bind=ldoms "
+		 "--mem-bind=local",
+		 top, top);
 	nl_advice_add(c, "memory_bound_away",
 		      "memory bound away from its threads", ev, did, next);
 }
@@ -152,7 +169,7 @@ void nl_advice_memory_bound_away(struct ctx *c, struct json_object *p)
 void nl_advice_children_not_followed(struct ctx *c, struct json_object *p)
 {
 	int k = inum(get(p, "children_not_followed"), 0), nt;
-	char ev[320], did[256];
+	char ev[400], did[256];
 
 	if (k <= 0)
 		return;
