@@ -100,11 +100,15 @@ static void read_thread(struct ctx *c, struct json_object *o, struct th *t,
 		t->cpu0 = inum(idx(f, 1), -1);
 		t->node0 = inum(idx(f, 2), -1);
 		/* A second entry before numalot's first move: the OS moved
-		 * it, so nothing bound it there. */
+		 * it, so nothing bound it there. Held for less than a period,
+		 * it may have been there by chance. */
 		double next =
 			len(cpus) > 1 ? num(idx(idx(cpus, 1), 0), 0) : 1e300;
-		t->held = t->cpu0 >= 0 &&
-			  next >= first_move_s(m, nm, t->tid, t->t0_s) - 1e-9;
+		double moved = first_move_s(m, nm, t->tid, t->t0_s);
+		double until = next < moved ? next : moved;
+		until = until < t->t1_s ? until : t->t1_s;
+		t->held = t->cpu0 >= 0 && next >= moved - 1e-9 &&
+			  until - num(idx(f, 0), t->t0_s) >= c->period_s - 1e-9;
 	}
 }
 
@@ -116,6 +120,7 @@ static int load(struct ctx *c)
 		get(get(get(c->r, "counters"), "measured"), "task_clock");
 	c->nodes = inum(get(get(c->r, "machine"), "nodes"), 0);
 	c->cpus = inum(get(get(c->r, "machine"), "cpus"), 0);
+	c->period_s = num(get(get(get(c->r, "policy"), "params"), "period"), 0);
 	/* Without task-clock, time_per_node_s is wall time: nothing tells
 	 * a busy thread from a sleeping one. */
 	c->cpu_time = !tc || json_object_get_boolean(tc);

@@ -34,6 +34,7 @@ struct ctx {
 	struct json_object *r, *out;
 	struct th *th;
 	int n, nbusy, nodes, cpus, cpu_time; /* cpu_time: task-clock known */
+	double period_s; /* policy.params.period, 0 when not known */
 };
 
 static inline int is_num(struct json_object *v)

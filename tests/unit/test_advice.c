@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "advice.h"
+#include "collect.h"
 #include "digest.h"
 
 /* A report: machine (nodes, cpus, extra machine fields), processes and
@@ -165,6 +166,16 @@ static void one_cpu(void **state)
 	snprintf(th, sizeof(th), "%s,%s", thread(2, 5, 0, 0, 0, -1, 0, 0),
 		 thread(3, 5, 0, 1, 0, -1, 0, 0));
 	assert_string_equal(rules(report(1, 2, "", proc(""), th, "")), "");
+	/* On one CPU for less than a period (20 s): maybe by chance, so
+	 * not a binding; but two busy threads on the one CPU they ran on. */
+	snprintf(th, sizeof(th), "%s,%s", thread(2, 5, 0, 0, 0, -1, 0, 0),
+		 thread(3, 5, 0, 0, 0, -1, 0, 0));
+	struct json_object *r = report(1, 2, "", proc(""), th, "");
+	struct json_object *params = json_object_new_object();
+	json_object_object_add(params, "period", json_object_new_double(20));
+	json_object_object_add(json_object_object_get(r, "policy"), "params",
+			       params);
+	assert_string_equal(rules(r), "oversubscribed");
 }
 
 static void old_reports_say_nothing(void **state)
@@ -368,6 +379,20 @@ static void children_not_followed(void **state)
 	assert_string_equal(rules(report(1, 2, "", proc(""), "", "")), "");
 }
 
+/* The site log's line names them too (spank/collect.c). */
+static void site_line_names_them(void **state)
+{
+	(void)state;
+	struct json_object *r =
+		report(1, 2, "", proc(", 'children_not_followed': 3"), "", "");
+	struct nl_collect_ids id = {.job = 7, .step = 0, .node = "n1"};
+	char *line = nl_site_line(r, &id, 0);
+	assert_non_null(line);
+	assert_non_null(strstr(line, "\"advice\":[\"children_not_followed\"]"));
+	free(line);
+	json_object_put(r);
+}
+
 /* The digest (and so the site log's line) names the rules. */
 static void digest_names_them(void **state)
 {
@@ -395,6 +420,7 @@ int main(void)
 		cmocka_unit_test(memory_bound_away),
 		cmocka_unit_test(children_not_followed),
 		cmocka_unit_test(digest_names_them),
+		cmocka_unit_test(site_line_names_them),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
