@@ -73,14 +73,22 @@ static void process_did(const struct ctx *c, struct json_object *p, char *did,
 	int nt, mig = moved_threads_of(c, inum(get(p, "pid"), -1), &nt);
 	int pm = inum(get(get(p, "pages"), "moves"), 0);
 	double mb = num(get(get(p, "pages"), "moved_bytes"), 0) / (1 << 20);
-	if (pages_left)
-		snprintf(did, n, "numalot %s, and made %d thread move%s",
-			 pages_left, mig, plural(mig));
+	char threads[64], pages[96];
+
+	if (mig)
+		snprintf(threads, sizeof(threads), "made %d thread move%s", mig,
+			 plural(mig));
 	else
-		snprintf(did, n,
-			 "numalot moved its pages %d time%s (%.1f MiB) and "
-			 "made %d thread move%s",
-			 pm, plural(pm), mb, mig, plural(mig));
+		snprintf(threads, sizeof(threads), "moved none of its threads");
+	if (pages_left)
+		snprintf(pages, sizeof(pages), "%s", pages_left);
+	else if (pm)
+		snprintf(pages, sizeof(pages),
+			 "moved its pages %d time%s (%.1f MiB)", pm, plural(pm),
+			 mb);
+	else
+		snprintf(pages, sizeof(pages), "moved none of its pages");
+	snprintf(did, n, "numalot %s, and %s", pages, threads);
 }
 
 /* Threads on several nodes, their data on one (first touch by one
