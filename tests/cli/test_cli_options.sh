@@ -58,7 +58,7 @@ check "numalot-spank(8) documents #SBATCH and the SLURM_SPANK_ variable" \
 
 # report --help no longer opens a file of that name.
 expect_usage_error "report: an unknown option is named, not opened" \
-	'unknown or ambiguous option "--frob" (valid: --html, --svg, --json, --help)' report --frob
+	'unknown or ambiguous option "--frob" (valid: --html, --svg, --json, --events, --help)' report --frob
 expect_usage_error "report: --json takes no value" '--json takes no value' report --json=x "$T"
 expect_usage_error "report: no report" 'no report given' report --json
 expect_usage_error "info: a value missing" '--topology wants a value' info --topology
