@@ -330,12 +330,26 @@ out:
 	return rc;
 }
 
+/* Drop t's entry i (0 < i < n - 1), its stay going to the one before;
+ * and the one after too when it then repeats that CPU. Returns how many
+ * went. */
+static int drop_stay(struct ethread *t, int i)
+{
+	int n = t->ncpus_seen,
+	    k = t->cpus_seen[i - 1].cpu == t->cpus_seen[i + 1].cpu ? 2 : 1;
+	memmove(&t->cpus_seen[i], &t->cpus_seen[i + k],
+		sizeof(t->cpus_seen[0]) * (size_t)(n - i - k));
+	t->ncpus_seen = n - k;
+	return k;
+}
+
 /*
  * Note where a sample found t: an entry at its first sample and at each
  * change of CPU. When its NL_CPUS_SEEN are used, changes within a node
- * are left out first (the node is what a timeline colours), then every
- * other entry: the list stays bounded and still says which node when
- * (docs/report-format.md, threads[].cpus).
+ * are left out first (the node is what a timeline colours), then the
+ * briefest stays, merged into the one before, down to three quarters: the
+ * list stays bounded, says which node when for the long stays, and never
+ * lists a CPU twice in a row (docs/report-format.md, threads[].cpus).
  */
 static void cpu_seen(struct ethread *t, const struct nl_topology *topo, int cpu,
 		     double now)
@@ -350,15 +364,22 @@ static void cpu_seen(struct ethread *t, const struct nl_topology *topo, int cpu,
 			    topo->cpu_node[t->cpus_seen[i].cpu] !=
 				    topo->cpu_node[t->cpus_seen[k - 1].cpu])
 				t->cpus_seen[k++] = t->cpus_seen[i];
-		if (k == n) /* every entry a change of node: keep half */
-			for (k = 0; 2 * k < n; k++)
-				t->cpus_seen[k] = t->cpus_seen[2 * k];
-		t->cpus_thinned += (unsigned)(n - k);
-		n = k;
-		if (t->cpus_seen[n - 1].cpu == cpu) {
-			t->ncpus_seen = n;
-			return;
+		t->ncpus_seen = k;
+		/* Every entry a change of node: the briefest stays go. */
+		while (t->ncpus_seen > NL_CPUS_SEEN * 3 / 4) {
+			int best = 1;
+			for (int i = 2; i < t->ncpus_seen - 1; i++)
+				if (t->cpus_seen[i + 1].t_s -
+					    t->cpus_seen[i].t_s <
+				    t->cpus_seen[best + 1].t_s -
+					    t->cpus_seen[best].t_s)
+					best = i;
+			drop_stay(t, best);
 		}
+		t->cpus_thinned += (unsigned)(n - t->ncpus_seen);
+		n = t->ncpus_seen;
+		if (t->cpus_seen[n - 1].cpu == cpu)
+			return;
 	}
 	t->cpus_seen[n].t_s = now;
 	t->cpus_seen[n].cpu = cpu;
