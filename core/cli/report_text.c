@@ -56,12 +56,34 @@ static void place(FILE *f, struct json_object *e, const char *cpu,
 		fputs("?", f);
 }
 
-static void event_line(FILE *f, struct json_object *e)
+/* Time 0 of a Slurm step's report: its first task's start (the agent's
+ * clock started with the agent), as the HTML page's axis; else 0. */
+static double origin_s(struct json_object *r)
+{
+	struct json_object *pr = get(r, "processes");
+	double o = 0;
+	int any = 0;
+	if (!get(r, "slurm") || !json_object_is_type(pr, json_type_array))
+		return 0;
+	for (size_t i = 0; i < json_object_array_length(pr); i++) {
+		struct json_object *v =
+			get(json_object_array_get_idx(pr, i), "start_s");
+		if (json_object_is_type(v, json_type_double) ||
+		    json_object_is_type(v, json_type_int)) {
+			double t = json_object_get_double(v);
+			o = any && o < t ? o : t;
+			any = 1;
+		}
+	}
+	return o;
+}
+
+static void event_line(FILE *f, struct json_object *e, double origin)
 {
 	const char *kind = str(e, "kind");
 	struct json_object *t = get(e, "t_s");
 
-	fprintf(f, "    %9.3f s  %-8s ", json_object_get_double(t),
+	fprintf(f, "    %9.3f s  %-8s ", json_object_get_double(t) - origin,
 		kind ? kind : "?");
 	if (kind && !strcmp(kind, "pages")) {
 		fprintf(f, "process %d, ", json_object_get_int(get(e, "pid")));
@@ -115,9 +137,12 @@ void nl_report_events_text(struct json_object *r, FILE *f, int all)
 	if (!n)
 		return;
 	if (all) {
-		fprintf(f, "  events (%zu):\n", n);
+		double o = origin_s(r);
+		fprintf(f, "  events (%zu; time since %s):\n", n,
+			get(r, "slurm") ? "the step's first task started"
+					: "numalot started");
 		for (size_t i = 0; i < n; i++)
-			event_line(f, json_object_array_get_idx(ev, i));
+			event_line(f, json_object_array_get_idx(ev, i), o);
 		return;
 	}
 	if (!(t = calloc(n, sizeof(*t))))

@@ -187,6 +187,9 @@ done
 	>"$T/slurm2.txt"
 check "two steps' page: the text shows locality as the page does" \
 	grep -qE '50% -> 50%' "$T/slurm2.txt"
+"$N" report --events "$T/slurm10.json" >"$T/slurm10.txt"
+check "...its events' times from the step's start, as the page's axis" \
+	grep -qE '^ +2\.000 s  skip +thread 102, CPU 3 \(node 1\): held$' "$T/slurm10.txt"
 check "...no \"to CPU -1 (node -1)\" in a hover text" \
 	bash -c "! grep -q 'CPU -1\|node -1' '$T/slurm2.html'"
 
