@@ -105,7 +105,8 @@ TEST_LINK := $(BUILD)/spank/site.o $(BUILD)/spank/collect.o $(BUILD)/spank/noden
 NUMALOT := $(BUILD)/numalot
 # The plugin: its own position-independent objects (and the engine's
 # report digest, for the site log).
-SPANK_SRC := $(wildcard spank/*.c) $(PROTO_SRC) core/util.c core/digest.c
+SPANK_SRC := $(wildcard spank/*.c) $(PROTO_SRC) core/util.c core/digest.c \
+	core/advice.c core/advice_procs.c
 SPANK_OBJ := $(SPANK_SRC:%.c=$(BUILD)/pic/%.o)
 SPANK := $(BUILD)/numalot.so
 NUMALOTD := $(BUILD)/numalotd

@@ -1,5 +1,6 @@
 /* numalot: a report's digest and a job's totals (digest.h). */
 #include "digest.h"
+#include "advice.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -196,6 +197,17 @@ struct json_object *nl_digest(struct json_object *r)
 	json_object_object_add(d, "locality_first", mean(lf, wf));
 	json_object_object_add(d, "locality_last", mean(ll, wl));
 	json_object_object_add(d, "pages", read ? num(pages) : NULL);
+
+	/* The advice's rules (advice.h): a site counts them per user. */
+	struct json_object *adv = nl_advice(r),
+			   *rules = json_object_new_array();
+	for (size_t i = 0; i < length(adv); i++)
+		json_object_array_add(
+			rules,
+			json_object_get(get(json_object_array_get_idx(adv, i),
+					    "rule")));
+	json_object_put(adv);
+	json_object_object_add(d, "advice", rules);
 	return d;
 }
 

@@ -5,6 +5,11 @@
 #include "engine.h"
 #include "perf.h"
 
+/* A thread's sampled CPUs kept (ethread.cpus_seen), and the most a
+ * report lists over all its threads (about 20 bytes each). */
+#define NL_CPUS_SEEN 16
+#define NL_MAX_CPUS_LISTED 40000
+
 /* A thread the engine has taken over, alive or gone. The fields a period
  * touches come first; the per-node arrays, as many as the machine has
  * nodes, last: a thread's record is a few hundred bytes on a small node
@@ -52,6 +57,15 @@ struct ethread {
 	struct nl_sample_sum acc; /* since its domain's last step */
 	double *time_on_node;	  /* by node (in node_data) */
 	struct nl_record record;
+	/* Where its samples found it: the CPU (engine's index) from t_s,
+	 * at its first sample and each change, at most NL_CPUS_SEEN kept
+	 * (engine_threads.c, cpu_seen; docs/report-format.md, cpus). */
+	struct {
+		double t_s;
+		int cpu;
+	} cpus_seen[NL_CPUS_SEEN];
+	int ncpus_seen;
+	unsigned cpus_thinned; /* changes left out to stay in that bound */
 	/* Its by-node arrays, as many nodes as the machine has: time on
 	 * each, then acc's latency counts and sums and accesses. */
 	double node_data[];

@@ -330,11 +330,68 @@ out:
 	return rc;
 }
 
+/* Drop t's entry i (0 < i < n - 1), its stay going to the one before;
+ * and the one after too when it then repeats that CPU. Returns how many
+ * went. */
+static int drop_stay(struct ethread *t, int i)
+{
+	int n = t->ncpus_seen,
+	    k = t->cpus_seen[i - 1].cpu == t->cpus_seen[i + 1].cpu ? 2 : 1;
+	memmove(&t->cpus_seen[i], &t->cpus_seen[i + k],
+		sizeof(t->cpus_seen[0]) * (size_t)(n - i - k));
+	t->ncpus_seen = n - k;
+	return k;
+}
+
+/*
+ * Note where a sample found t: an entry at its first sample and at each
+ * change of CPU. When its NL_CPUS_SEEN are used, changes within a node
+ * are left out first (the node is what a timeline colours), then the
+ * briefest stays, merged into the one before, down to three quarters: the
+ * list stays bounded, says which node when for the long stays, and never
+ * lists a CPU twice in a row (docs/report-format.md, threads[].cpus).
+ */
+static void cpu_seen(struct ethread *t, const struct nl_topology *topo, int cpu,
+		     double now)
+{
+	int n = t->ncpus_seen, k = 0;
+
+	if (n && t->cpus_seen[n - 1].cpu == cpu)
+		return;
+	if (n == NL_CPUS_SEEN) {
+		for (int i = 0; i < n; i++)
+			if (!k ||
+			    topo->cpu_node[t->cpus_seen[i].cpu] !=
+				    topo->cpu_node[t->cpus_seen[k - 1].cpu])
+				t->cpus_seen[k++] = t->cpus_seen[i];
+		t->ncpus_seen = k;
+		/* Every entry a change of node: the briefest stays go. */
+		while (t->ncpus_seen > NL_CPUS_SEEN * 3 / 4) {
+			int best = 1;
+			for (int i = 2; i < t->ncpus_seen - 1; i++)
+				if (t->cpus_seen[i + 1].t_s -
+					    t->cpus_seen[i].t_s <
+				    t->cpus_seen[best + 1].t_s -
+					    t->cpus_seen[best].t_s)
+					best = i;
+			drop_stay(t, best);
+		}
+		t->cpus_thinned += (unsigned)(n - t->ncpus_seen);
+		n = t->ncpus_seen;
+		if (t->cpus_seen[n - 1].cpu == cpu)
+			return;
+	}
+	t->cpus_seen[n].t_s = now;
+	t->cpus_seen[n].cpu = cpu;
+	t->ncpus_seen = n + 1;
+}
+
 /* Step 2: add each thread's counters since the last wake. */
 void nl_engine_sample_threads(struct nl_engine *e, struct ethread **th,
 			      size_t n)
 {
 	const struct nl_topology *topo = e->m->topo;
+	double now = e->m->ops->now(e->m);
 	for (size_t i = 0; i < n; i++) {
 		struct ethread *t = th[i];
 		struct nl_sample s; /* written whole by sample (machine.h) */
@@ -346,9 +403,11 @@ void nl_engine_sample_threads(struct nl_engine *e, struct ethread **th,
 		if (s.measured & (NL_M_LATENCY | NL_M_NODE_ACCESS))
 			t->acc_nodes = 1;
 		int cpu = s.cpu >= 0 ? s.cpu : t->cpu;
-		if (cpu >= 0 && cpu < topo->ncpus && topo->cpu_node[cpu] >= 0)
+		if (cpu >= 0 && cpu < topo->ncpus && topo->cpu_node[cpu] >= 0) {
 			t->time_on_node[topo->cpu_node[cpu]] +=
 				(s.measured & NL_M_TASK_CLOCK) ? s.task_clock_s
 							       : s.wall_s;
+			cpu_seen(t, topo, cpu, now);
+		}
 	}
 }

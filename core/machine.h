@@ -49,6 +49,9 @@ struct nl_process_info {
 	 * that left it unread as its faults and resident size had not
 	 * changed (docs/real-node.md, "Cost"). */
 	unsigned long pages_reads, pages_skipped;
+	/* Children of its main thread numalot did not manage (the real node
+	 * not following children): the most seen at one look, 0 none. */
+	int children_unfollowed;
 };
 
 /* How to take a process over (add_process). */

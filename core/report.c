@@ -76,6 +76,25 @@ struct json_object *nl_report_machine(const struct nl_topology *topo)
 		json_object_array_add(dist, row);
 	}
 	json_object_object_add(o, "distances", dist);
+	/* SMT: the OS CPUs of each core that has more than one (advice.c's
+	 * shared-core rule); absent on a machine without. */
+	struct json_object *smt = json_object_new_array();
+	for (int c = 0; c < topo->ncores; c++) {
+		struct json_object *pus = json_object_new_array();
+		for (int k = 0; k < topo->ncpus; k++)
+			if (topo->cpu_core[k] == c)
+				json_object_array_add(
+					pus,
+					json_object_new_int(topo->cpu_os[k]));
+		if (json_object_array_length(pus) > 1)
+			json_object_array_add(smt, pus);
+		else
+			json_object_put(pus);
+	}
+	if (json_object_array_length(smt))
+		json_object_object_add(o, "smt_siblings", smt);
+	else
+		json_object_put(smt);
 	json_object_object_add(o, "distances_source",
 			       json_object_new_string(topo->distances_from_os
 							      ? "machine"
@@ -240,14 +259,50 @@ static struct json_object *processes_json(struct nl_engine *e, int domain,
 							  e->m->measured,
 							  e->m->modelled));
 		page_readings_json(o, ep, e->m->topo->nnodes);
+		if (p[i].children_unfollowed > 0)
+			json_object_object_add(
+				o, "children_not_followed",
+				json_object_new_int(p[i].children_unfollowed));
 		json_object_array_add(a, o);
 	}
 	return a;
 }
 
-static struct json_object *threads_json(struct nl_engine *e, int domain,
-					const struct pidset *ps, int *pins)
+/* Where t's samples found it: [t_s, CPU, node] from each time on
+ * (docs/report-format.md); *budget entries left for the report. */
+static void cpus_json(struct json_object *o, const struct ethread *t,
+		      const struct nl_topology *topo, long *budget,
+		      unsigned long *dropped)
 {
+	if (t->ncpus_seen > *budget) {
+		*dropped += (unsigned long)t->ncpus_seen;
+		return;
+	}
+	struct json_object *a = json_object_new_array();
+	for (int i = 0; i < t->ncpus_seen; i++) {
+		struct json_object *x = json_object_new_array();
+		int cpu = t->cpus_seen[i].cpu;
+		json_object_array_add(
+			x, json_object_new_double(t->cpus_seen[i].t_s));
+		json_object_array_add(x,
+				      json_object_new_int(topo->cpu_os[cpu]));
+		json_object_array_add(x,
+				      json_object_new_int(topo->cpu_node[cpu]));
+		json_object_array_add(a, x);
+	}
+	*budget -= t->ncpus_seen;
+	json_object_object_add(o, "cpus", a);
+	if (t->cpus_thinned)
+		json_object_object_add(
+			o, "cpus_thinned",
+			json_object_new_int64((int64_t)t->cpus_thinned));
+}
+
+static struct json_object *threads_json(struct nl_engine *e, int domain,
+					const struct pidset *ps, int *pins,
+					unsigned long *cpus_dropped)
+{
+	long budget = NL_MAX_CPUS_LISTED;
 	const struct nl_topology *topo = e->m->topo;
 	struct json_object *a = json_object_new_array();
 
@@ -270,6 +325,7 @@ static struct json_object *threads_json(struct nl_engine *e, int domain,
 			t->cpu >= 0 ? json_object_new_int(topo->cpu_os[t->cpu])
 				    : NULL);
 		json_object_object_add(o, "time_per_node_s", nodes);
+		cpus_json(o, t, topo, &budget, cpus_dropped);
 		json_object_object_add(o, "first_seen_s",
 				       json_object_new_double(t->first_seen_s));
 		/* Alive: seen until now, as far as the report knows. */
@@ -404,8 +460,10 @@ static struct json_object *build(struct nl_engine *e, int domain,
 			       counters_json(e->m, d->terms_seen));
 	json_object_object_add(r, "machine", nl_report_machine(e->m->topo));
 	json_object_object_add(r, "processes", processes_json(e, domain, ps));
-	json_object_object_add(r, "threads",
-			       threads_json(e, domain, ps, &mine.pins));
+	unsigned long cpus_dropped = 0;
+	json_object_object_add(
+		r, "threads",
+		threads_json(e, domain, ps, &mine.pins, &cpus_dropped));
 	json_object_object_add(r, "events", events_json(e, d, ps, &mine));
 	/* A whole domain's counts are the journal's own; a part's are
 	 * counted from its events (a swap with another part counts in both). */
@@ -433,6 +491,8 @@ static struct json_object *build(struct nl_engine *e, int domain,
 	json_object_object_add(
 		sum, "processes_dropped",
 		json_object_new_int64((int64_t)d->procs_dropped));
+	json_object_object_add(sum, "cpus_dropped",
+			       json_object_new_int64((int64_t)cpus_dropped));
 	json_object_object_add(
 		sum, "duration_s",
 		json_object_new_double(e->m->ops->now(e->m) - d->first_s));

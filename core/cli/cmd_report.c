@@ -11,13 +11,14 @@
 #include "cli.h"
 #include "report_html.h"
 #include "report_jobs.h"
+#include "report_text.h"
 #include "report_view.h"
 
 #define CMD "report"
 
 struct report_args {
 	const char *html, *svg;
-	int json;
+	int json, events;
 	char **files; /* the reports, folders expanded (malloc'd) */
 	int n;
 };
@@ -67,7 +68,7 @@ static int i(struct json_object *o, const char *path)
 	return json_object_get_int(at(o, path));
 }
 
-static void summarise(const char *file, struct json_object *r)
+static void summarise(const char *file, struct json_object *r, int events)
 {
 	struct json_object *th = array_at(r, "threads"),
 			   *pr = array_at(r, "processes");
@@ -130,6 +131,34 @@ static void summarise(const char *file, struct json_object *r)
 	       nl_s(i(r, "summary.skips")));
 	if (at(r, "warning"))
 		printf("  warning: %s\n", s(r, "warning"));
+	fflush(stdout);
+	nl_report_events_text(r, stdout, events);
+	nl_report_advice_text(r, stdout);
+}
+
+/* Why r (an object) is not a numalot report, or NULL when it is one: a
+ * report has a policy or an error (docs/report-format.md), a file of
+ * several reports a "reports" array of them. */
+static const char *not_a_report(struct json_object *r)
+{
+	struct json_object *list = at(r, "reports");
+	if (json_object_is_type(list, json_type_array)) {
+		for (size_t k = 0; k < json_object_array_length(list); k++)
+			if (not_a_report(json_object_array_get_idx(list, k)))
+				return "not a numalot report (an entry of "
+				       "\"reports\" is not a report)";
+		return NULL;
+	}
+	if (list)
+		return "not a numalot report (\"reports\" must be an array)";
+	if (!json_object_is_type(r, json_type_object))
+		return "not a numalot report (not a JSON object)";
+	if (at(r, "policy") || at(r, "error"))
+		return NULL;
+	if (at(r, "machine") && at(r, "processes"))
+		return "not a numalot report but a scenario (it has no policy "
+		       "and no error): run it with numalot sim";
+	return "not a numalot report (it has no policy and no error)";
 }
 
 /* The report files named: a folder stands for its *.json files, in name
@@ -173,6 +202,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{"html", required_argument, NULL, 'H'},
 		{"svg", required_argument, NULL, 'S'},
 		{"json", no_argument, NULL, 'j'},
+		{"events", no_argument, NULL, 'e'},
 		NL_ARGS_HELP,
 		{0}};
 	int c;
@@ -185,6 +215,8 @@ static int parse(int argc, char **argv, struct report_args *a)
 			a->svg = optarg;
 		else if (c == 'j')
 			a->json = 1;
+		else if (c == 'e')
+			a->events = 1;
 		else if (c == 'h') {
 			nl_cli_usage(CMD, stdout);
 			return 1;
@@ -193,7 +225,8 @@ static int parse(int argc, char **argv, struct report_args *a)
 	}
 	if (optind >= argc) {
 		nl_cli_error(CMD, "no report given (usage: numalot report "
-				  "[--json] [--html=FILE] [--svg=PREFIX] "
+				  "[--json] [--events] [--html=FILE] "
+				  "[--svg=PREFIX] "
 				  "REPORT.json|FOLDER...)");
 		return -1;
 	}
@@ -217,29 +250,26 @@ int nl_cmd_report(int argc, char **argv)
 		char err[128];
 		struct json_object *r = rv_read(a.files[k], err, sizeof(err)),
 				   *list;
-		if (r && !json_object_is_type(r, json_type_object))
-			snprintf(err, sizeof(err),
-				 "not a numalot report (not a JSON object)");
-		if (!r || !json_object_is_type(r, json_type_object)) {
-			nl_cli_error(CMD, "%s: %s", a.files[k], err);
+		const char *why = r ? not_a_report(r) : err;
+		if (why) {
+			int scen = strstr(why, "scenario") != NULL;
+			nl_cli_error(CMD, "%s: %s%s%s%s", a.files[k], why,
+				     scen ? " " : "", scen ? a.files[k] : "",
+				     scen ? " --report=REPORT.json" : "");
 			status = NL_EXIT_USAGE;
 			json_object_put(r);
 			continue;
 		}
-		if (json_object_object_get_ex(r, "reports", &list) &&
-		    !json_object_is_type(list, json_type_array)) {
-			nl_cli_error(CMD, "%s: \"reports\" must be an array",
-				     a.files[k]);
-			status = NL_EXIT_USAGE;
-		} else if (list) {
+		if (json_object_object_get_ex(r, "reports", &list)) {
 			for (size_t j = 0; j < json_object_array_length(list);
 			     j++)
 				if (!a.json)
 					summarise(a.files[k],
 						  json_object_array_get_idx(
-							  list, j));
+							  list, j),
+						  a.events);
 		} else if (!a.json) {
-			summarise(a.files[k], r);
+			summarise(a.files[k], r, a.events);
 		}
 		/* A file of several reports is a simulation's, not a
 		 * job's: only single reports go into the job table. */

@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "advice.h"
 #include "cli.h"
 #include "report_html.h"
 #include "report_view.h"
@@ -33,6 +34,8 @@ static const char css[] =
 	"td.n{text-align:right;font-variant-numeric:tabular-nums}"
 	".scroll{max-height:640px;overflow:auto;border:1px solid #ddd}"
 	".note{color:#555}.bad{color:#a31515}code{background:#f4f4f4}"
+	".advice{border-left:4px solid #e8a33d;padding:2px 10px;margin:8px 0;"
+	"background:#fffaf0}.advice ul{margin:4px 0}"
 	"details{margin:4px 0}svg{display:block}";
 
 static void text_or(FILE *f, const char *s, const char *dflt)
@@ -145,23 +148,66 @@ static void header_row(FILE *f, const struct rv_report *r)
 	}
 }
 
+/* Titles name at most this many jobs' steps, then how many more. */
+#define TITLE_STEPS 8
+
+/* The title: every job and step the page holds ("job 10 step 0, job 11
+ * steps 0, 1"), each once, in the order of the files. */
+static void title(FILE *f, const struct rv_set *set)
+{
+	int shown = 0, more = 0, any = 0;
+
+	for (int i = 0; i < set->n; i++) {
+		struct json_object *r = set->reports[i].r;
+		const char *job = json_object_get_string(rv_at(r, "slurm.job"));
+		int seen = !job;
+		for (int j = 0; j < i && !seen; j++) {
+			const char *o = json_object_get_string(
+				rv_at(set->reports[j].r, "slurm.job"));
+			seen = o && !strcmp(o, job);
+		}
+		if (seen)
+			continue;
+		if (shown == TITLE_STEPS) {
+			more++;
+			continue;
+		}
+		fputs(any ? ", job " : ": job ", f);
+		rv_esc(f, job);
+		any = 1;
+		shown++;
+		/* Its steps, each once. */
+		int nsteps = 0;
+		for (int j = i; j < set->n; j++) {
+			struct json_object *q = set->reports[j].r;
+			const char *o =
+				json_object_get_string(rv_at(q, "slurm.job"));
+			const char *st =
+				json_object_get_string(rv_at(q, "slurm.step"));
+			int dup = !o || strcmp(o, job) || !st;
+			for (int k = i; k < j && !dup; k++) {
+				struct json_object *x = set->reports[k].r;
+				const char *xo = json_object_get_string(
+					rv_at(x, "slurm.job"));
+				const char *xs = json_object_get_string(
+					rv_at(x, "slurm.step"));
+				dup = xo && xs && !strcmp(xo, job) &&
+				      !strcmp(xs, st);
+			}
+			if (dup)
+				continue;
+			fputs(nsteps++ ? ", " : " step ", f);
+			rv_esc(f, st);
+		}
+	}
+	if (more)
+		fprintf(f, " and %d more job%s", more, more == 1 ? "" : "s");
+}
+
 static void header(FILE *f, const struct rv_set *set)
 {
-	const char *job = NULL, *step = NULL;
-
-	for (int i = 0; i < set->n && !job; i++) {
-		job = json_object_get_string(
-			rv_at(set->reports[i].r, "slurm.job"));
-		step = json_object_get_string(
-			rv_at(set->reports[i].r, "slurm.step"));
-	}
 	fputs("<h1>numalot report", f);
-	if (job) {
-		fputs(": job ", f);
-		rv_esc(f, job);
-		fputs(" step ", f);
-		text_or(f, step, "?");
-	}
+	title(f, set);
 	fprintf(f, "</h1><p class=\"note\">%d report%s from numalot ", set->n,
 		set->n == 1 ? "" : "s");
 	text_or(f, set->n ? rv_str(set->reports[0].r, "numalot") : NULL, "?");
@@ -180,14 +226,51 @@ static void header(FILE *f, const struct rv_set *set)
 	fputs("</table>\n", f);
 }
 
+/* What was wrong, what numalot did, what to set next time (advice.h):
+ * the same words as numalot report's text. */
+static void advice(FILE *f, const struct rv_set *set)
+{
+	int any = 0;
+
+	fputs("<h2 id=\"advice\">Advice</h2>\n", f);
+	for (int i = 0; i < set->n; i++) {
+		struct json_object *a = nl_advice(set->reports[i].r);
+		size_t n = a ? json_object_array_length(a) : 0;
+		for (size_t k = 0; k < n; k++) {
+			struct json_object *o = json_object_array_get_idx(a, k);
+			fprintf(f, "<div class=\"advice\" data-rule=\"");
+			rv_esc(f, rv_str(o, "rule"));
+			fputs("\"><p><b>", f);
+			rv_esc(f, rv_str(o, "problem"));
+			fputs("</b> <span class=\"note\">(", f);
+			rv_esc(f, set->reports[i].file);
+			fputs(")</span></p><ul><li>Evidence: ", f);
+			rv_esc(f, rv_str(o, "evidence"));
+			fputs("</li><li>What numalot did: ", f);
+			rv_esc(f, rv_str(o, "numalot_did"));
+			fputs("</li><li>Next time, without numalot: ", f);
+			rv_esc(f, rv_str(o, "next_time"));
+			fputs("</li></ul></div>\n", f);
+			any = 1;
+		}
+		json_object_put(a);
+	}
+	if (!any)
+		fputs("<p class=\"note\">Nothing found wrong with the "
+		      "placement (the rules: " NUMALOT_DOCDIR
+		      "/advice.md).</p>\n",
+		      f);
+}
+
 static void timelines(FILE *f, const struct rv_set *set)
 {
 	fputs("<h2 id=\"timeline\">Placement timeline</h2>\n<p class=\"note\">"
 	      "Every thread has its own row, none sampled or merged: rows "
 	      "are 16 px high for up to 40 threads and shrink to 3 px past "
 	      "400 (1,024 threads: about 3,100 px, in a box that scrolls). "
-	      "Colour: the NUMA node the thread was on, rebuilt from the "
-	      "report's events; a tick per event on the thread's row "
+	      "Colour: the NUMA node the thread was on, where numalot's "
+	      "samples found it (in older reports without them, rebuilt "
+	      "from numalot's events); a tick per event on the thread's row "
 	      "(dashed: the partner of a swap); a page move of a process "
 	      "(events of kind pages) is a dashed green line across its "
 	      "rows. Hover a row or a mark for details.</p>\n",
@@ -222,7 +305,8 @@ static void locality_table(FILE *f, const struct rv_set *set)
 {
 	fputs("<table class=\"loc\"><tr><th>process</th><th>threads</th>"
 	      "<th>CPU time per node</th><th>pages per node, first &#8594; "
-	      "last reading</th><th>pages on their threads' nodes</th></tr>\n",
+	      "last reading</th><th>page locality, first &#8594; last</th>"
+	      "</tr>\n",
 	      f);
 	for (int i = 0; i < set->n; i++) {
 		const struct rv_report *r = &set->reports[i];
@@ -285,16 +369,18 @@ static void page(FILE *f, const struct rv_set *set)
 	fputs(css, f);
 	fputs("</style></head><body>\n", f);
 	header(f, set);
+	advice(f, set);
 	timelines(f, set);
 	fputs("<h2 id=\"roofline\">Per-thread roofline</h2>\n", f);
 	rv_svg_roofline(f, set);
 	fputs("<ul class=\"notes\">\n", f);
 	rv_roofline_notes(f, set);
 	fputs("</ul>\n<h2 id=\"locality\">Locality</h2>\n<p class=\"note\">"
-	      "Pages on their threads' nodes: the mean over a process's "
-	      "threads of the share of its pages on the thread's node, at "
-	      "numalot's first reading (threads where they started) and at "
-	      "its last (threads where they ended).</p>\n",
+	      "Page locality: the share of a process's pages where its "
+	      "threads are, node by node (the sum over nodes of min(share "
+	      "of its pages, share of its threads)), at numalot's first and "
+	      "last reading: the report's pages.locality_before and "
+	      "_after, as numalot report's table shows them.</p>\n",
 	      f);
 	rv_svg_locality(f, set);
 	locality_table(f, set);

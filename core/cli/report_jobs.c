@@ -105,15 +105,27 @@ static const char *shares(struct json_object *o, char *buf, size_t len)
 	return buf;
 }
 
-/* "0.62->0.95": the pages' locality at the first and last reading. */
+/* One share as a percentage, "?" when not known. */
+static int pct(char *buf, size_t len, struct json_object *v)
+{
+	return v ? snprintf(buf, len, "%.0f%%", 100 * json_object_get_double(v))
+		 : snprintf(buf, len, "?");
+}
+
+/* "62% -> 95%": the pages' locality at the first and last reading, as
+ * the HTML page shows it. */
 static const char *locality(struct json_object *o, char *buf, size_t len)
 {
 	struct json_object *f = get(o, "locality_first");
 	struct json_object *l = get(o, "locality_last");
 	if (!f && !l)
 		return "-";
-	snprintf(buf, len, "%s->%s", f ? json_object_get_string(f) : "?",
-		 l ? json_object_get_string(l) : "?");
+	int n = pct(buf, len, f);
+	if (n >= 0 && (size_t)n < len) {
+		n += snprintf(buf + n, len - (size_t)n, " -> ");
+		if (n >= 0 && (size_t)n < len)
+			pct(buf + n, len - (size_t)n, l);
+	}
 	return buf;
 }
 

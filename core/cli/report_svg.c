@@ -323,9 +323,13 @@ double rv_page_locality(const struct rv_report *r, int proc, int last)
 {
 	const struct rv_process *p = &r->procs[proc];
 	const double *pages = last ? p->pages_last : p->pages_first;
-	double total = 0, sum = 0;
+	double own = last ? p->locality_after : p->locality_before;
+	double total = 0, on[RV_MAX_NODES] = {0}, sum = 0;
 	int n = 0;
 
+	/* The report's own figure, as numalot report's text shows it. */
+	if (!isnan(own))
+		return own;
 	if (!p->have_pages)
 		return NAN;
 	for (int k = 0; k < r->nnodes; k++)
@@ -335,10 +339,14 @@ double rv_page_locality(const struct rv_report *r, int proc, int last)
 				: r->threads[i].first_node;
 		if (r->threads[i].proc != proc || node < 0)
 			continue;
-		sum += pages[node] / total;
+		on[node]++;
 		n++;
 	}
-	return n ? sum / n : NAN;
+	/* The same measure: the sum over nodes of min(share of its pages,
+	 * share of its threads) (docs/report-format.md). */
+	for (int k = 0; n && k < r->nnodes; k++)
+		sum += fmin(pages[k] / total, on[k] / n);
+	return n ? sum : NAN;
 }
 
 static void stacked(FILE *f, const struct rv_report *r, const double *v,
@@ -463,9 +471,7 @@ void rv_svg_locality(FILE *f, const struct rv_set *set)
 			stacked(f, r, p->pages_first, PAGES_X, y, PAGES_W, 18);
 			stacked(f, r, p->pages_last, PAGES_X, y + 22, PAGES_W,
 				18);
-			fprintf(f,
-				"<text x=\"%d\" y=\"%.0f\">on their "
-				"threads' nodes: ",
+			fprintf(f, "<text x=\"%d\" y=\"%.0f\">page locality: ",
 				PAGES_X + PAGES_W + 10, y + 24);
 			pct_or_unknown(f, rv_page_locality(r, k, 0));
 			fputs(" &#8594; ", f);

@@ -4,16 +4,20 @@
  * One row per thread, every thread drawn (no sampling): rows are 16 px
  * high for a few threads and down to 3 px for a thousand (the page puts
  * the chart in a scrolling box). Each row is coloured by the NUMA node the
- * thread was on; a mark per event of events[] sits on the thread's row at
- * its time (swaps also mark the partner's row, in a class of their own so
- * that marks and events count alike); past RV_TITLES_MAX events the marks
- * of a kind are one path, a subpath per event, without hover text. On the
- * right, the share of the thread's CPU time on each node
+ * thread was on: where numalot's samples found it (threads[].cpus,
+ * report_samples.c), or in an older report as rebuilt from its events;
+ * numalot's moves are marks on top, a mark per event of events[] sits on the
+ * thread's row at its time (swaps also mark the partner's row, in a class of
+ * their own so that marks and events count alike); past RV_TITLES_MAX events
+ * the marks of a kind are one path, a subpath per event, without hover text. On
+ * the right, the share of the thread's CPU time on each node
  * (threads[].time_per_node_s). The coloured stretches are one path per
  * node for all rows, which keeps a page of a thousand threads quick.
  */
 #include <math.h>
 #include <string.h>
+
+#include <json-c/json.h>
 
 #include "report_view.h"
 
@@ -85,7 +89,7 @@ static void legend(FILE *f, const struct rv_report *r)
 			"(%d)</text>\n",
 			x, marks[k].color, x + 6, marks[k].label,
 			r->counts[marks[k].kind]);
-		x += k == 5 ? 136 : 118;
+		x += k == 3 || k == 5 ? 136 : 118;
 	}
 	if (r->counts[RV_OTHER])
 		fprintf(f, "<text x=\"%.0f\" y=\"60\">other (%d)</text>\n", x,
@@ -96,19 +100,23 @@ static void axis(FILE *f, const struct rv_report *r, double y1)
 {
 	double span = r->t_hi_s - r->t_lo_s, step = nice_step(span, 8);
 
-	for (double t = ceil(r->t_lo_s / step) * step; t <= r->t_hi_s + 1e-9;
-	     t += step) {
-		double x = xpos(r, t);
+	double o = r->origin_s, lo = r->t_lo_s - o, hi = r->t_hi_s - o;
+
+	/* Ticks in the axis's own time: 0 at a Slurm step's start. */
+	for (double t = ceil(lo / step) * step; t <= hi + 1e-9; t += step) {
+		double x = xpos(r, t + o);
 		fprintf(f,
 			"<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" "
 			"stroke=\"#ddd\"/><text x=\"%.1f\" y=\"%d\" "
 			"text-anchor=\"middle\">%g</text>\n",
-			x, TOP - 4, x, y1, x, TOP - 8, t);
+			x, TOP - 4, x, y1, x, TOP - 8, fabs(t) < 1e-9 ? 0 : t);
 	}
 	fprintf(f,
-		"<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\">time, s "
-		"(the report's clock)</text>\n",
-		LEFT + PLOT_W / 2, y1 + 20);
+		"<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+		LEFT + PLOT_W / 2, y1 + 20,
+		rv_at(r->r, "slurm") ? "time, s since the step's first task "
+				       "started"
+				     : "time, s since numalot started");
 	fprintf(f, "<text x=\"%d\" y=\"%d\">CPU time per node</text>\n",
 		SHARE_X, TOP - 8);
 }
@@ -121,10 +129,22 @@ static void row_title(FILE *f, const struct rv_report *r,
 	fprintf(f, "<title>thread %d of ", t->tid);
 	rv_esc(f, p && p->name ? p->name : "?");
 	fprintf(f, " (pid %d): %.3g to %.3g s, %d moves; CPU time", t->pid,
-		t->t0_s, t->t1_s, t->migrations);
+		t->t0_s - r->origin_s, t->t1_s - r->origin_s, t->migrations);
 	for (int k = 0; k < r->nnodes; k++)
 		if (t->time_on_node_s[k] > 0)
 			fprintf(f, " node %d %.3g s", k, t->time_on_node_s[k]);
+	/* Where its samples found it (at most 16 entries a thread). */
+	for (size_t k = 0; t->sampled && k < json_object_array_length(t->cpus);
+	     k++) {
+		struct json_object *e = json_object_array_get_idx(t->cpus, k);
+		double ts = rv_number(json_object_array_get_idx(e, 0));
+		double cpu = rv_number(json_object_array_get_idx(e, 1));
+		if (json_object_is_type(e, json_type_array) && !isnan(ts) &&
+		    !isnan(cpu))
+			fprintf(f, "%s CPU %.0f from %.3g s",
+				k ? "," : "; sampled on", cpu,
+				ts - r->origin_s);
+	}
 	fprintf(f, "</title>");
 }
 
@@ -245,15 +265,32 @@ static void groups(FILE *f, const struct rv_report *r, int rh)
 	}
 }
 
-static void mark_title(FILE *f, const struct rv_event *e)
+/* "CPU 3 (node 1)", "node 1" or "?": only what the event knows. */
+static void place(FILE *f, int cpu, int node)
 {
-	fprintf(f, "<title>%.3g s: ", e->t_s);
+	if (cpu >= 0)
+		fprintf(f, "CPU %d", cpu);
+	if (node >= 0)
+		fprintf(f, cpu >= 0 ? " (node %d)" : "node %d", node);
+	if (cpu < 0 && node < 0)
+		fputs("?", f);
+}
+
+static void mark_title(FILE *f, const struct rv_report *r,
+		       const struct rv_event *e)
+{
+	fprintf(f, "<title>%.3g s: ", e->t_s - r->origin_s);
 	rv_esc(f, e->kind_name ? e->kind_name : "?");
 	fprintf(f, " thread %d", e->tid);
 	if (e->other_tid >= 0)
 		fprintf(f, " with %d", e->other_tid);
-	fprintf(f, ", CPU %d (node %d) to CPU %d (node %d)", e->from_cpu,
-		e->from_node, e->to_cpu, e->to_node);
+	fputs(", ", f);
+	place(f, e->from_cpu, e->from_node);
+	/* A skip, a stay or a release goes nowhere numalot knows. */
+	if (e->to_cpu >= 0 || e->to_node >= 0) {
+		fputs(" to ", f);
+		place(f, e->to_cpu, e->to_node);
+	}
 	if (e->total_tickets > 0)
 		fprintf(f, ", %.3g of %.3g tickets", e->tickets,
 			e->total_tickets);
@@ -275,9 +312,11 @@ static const char *const mark_class[RV_OTHER + 1] = {
 	[RV_STAY] = "stay",	    [RV_RELEASE] = "release",
 	[RV_PAGES] = "pages",	    [RV_OTHER] = "other"};
 
-static void page_title(FILE *f, const struct rv_event *e)
+static void page_title(FILE *f, const struct rv_report *r,
+		       const struct rv_event *e)
 {
-	fprintf(f, "<title>%.3g s: pages of process %d", e->t_s, e->pid);
+	fprintf(f, "<title>%.3g s: pages of process %d", e->t_s - r->origin_s,
+		e->pid);
 	if (e->from_node >= 0 && e->to_node >= 0)
 		fprintf(f, ", node %d to node %d", e->from_node, e->to_node);
 	if (!isnan(e->bytes))
@@ -304,7 +343,7 @@ static void marks_each(FILE *f, const struct rv_report *r, int rh)
 				"stroke=\"#1a8f3a\" stroke-width=\"2.5\" "
 				"stroke-dasharray=\"5 2\">",
 				x, y - 1, e->rows * rh + 1);
-			page_title(f, e);
+			page_title(f, r, e);
 			fputs("</path>\n", f);
 			continue;
 		}
@@ -322,7 +361,7 @@ static void marks_each(FILE *f, const struct rv_report *r, int rh)
 				mark_class[e->kind], x, y - 1, rh + 1,
 				mark_color[e->kind],
 				e->kind == RV_ROLLBACK ? "2.5" : "1.5");
-		mark_title(f, e);
+		mark_title(f, r, e);
 		fputs(ring ? "</circle>\n" : "</path>\n", f);
 		if (e->other_row >= 0)
 			fprintf(f,

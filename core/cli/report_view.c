@@ -42,7 +42,7 @@ const char *rv_str(struct json_object *o, const char *path)
 		       : NULL;
 }
 
-static double num_of(struct json_object *v)
+double rv_number(struct json_object *v)
 {
 	double d;
 
@@ -55,7 +55,7 @@ static double num_of(struct json_object *v)
 
 double rv_num(struct json_object *o, const char *path)
 {
-	return num_of(rv_at(o, path));
+	return rv_number(rv_at(o, path));
 }
 
 int rv_bool(struct json_object *o, const char *path)
@@ -95,7 +95,7 @@ static int node_values(struct json_object *o, const char *path, int nnodes,
 
 	memset(out, 0, sizeof(double) * RV_MAX_NODES);
 	for (size_t k = 0; k < alen(a) && (int)k < nnodes; k++) {
-		double v = num_of(json_object_array_get_idx(a, k));
+		double v = rv_number(json_object_array_get_idx(a, k));
 		if (v >= 0) {
 			out[k] = v;
 			any = 1;
@@ -153,6 +153,8 @@ static void read_processes(struct rv_report *r, struct rv_set *set)
 				node_values(p, "pages_per_node_last", r->nnodes,
 					    q->pages_last);
 		q->pages_first_s = rv_num(p, "pages_first_s");
+		q->locality_before = rv_num(p, "pages.locality_before");
+		q->locality_after = rv_num(p, "pages.locality_after");
 		q->pages_last_s = rv_num(p, "pages_last_s");
 		q->color = set->nprocs_total++;
 		r->nprocs++;
@@ -207,6 +209,7 @@ static void read_threads(struct rv_report *r)
 		t->t0_s = rv_num(o, "first_seen_s");
 		t->t1_s = rv_num(o, "last_seen_s");
 		t->first_node = t->last_node = -1;
+		t->cpus = array_at(o, "cpus");
 		r->nthreads++;
 	}
 	qsort(r->threads, (size_t)r->nthreads, sizeof(*r->threads), by_pid_tid);
@@ -340,6 +343,8 @@ static void time_range(struct rv_report *r)
 		hi = lo + 1;
 	r->t_lo_s = lo;
 	r->t_hi_s = hi;
+	/* The agent's clock started with the agent, not the step. */
+	r->origin_s = rv_at(r->r, "slurm") ? lo : 0;
 }
 
 /* Each thread's drawn span (see the comment at the top). */
@@ -362,7 +367,7 @@ static void thread_spans(struct rv_report *r)
 	}
 }
 
-static int add_segment(struct rv_thread *t, double t_s, int node)
+int rv_add_segment(struct rv_thread *t, double t_s, int node)
 {
 	struct rv_segment *s;
 
@@ -403,23 +408,28 @@ static int placements(struct rv_report *r)
 				argmax_node(&r->threads[i], r->nnodes);
 	free(moved);
 	for (int i = 0; i < r->nthreads; i++)
-		if (add_segment(&r->threads[i], r->threads[i].t0_s,
-				r->threads[i].first_node) < 0)
+		if (rv_add_segment(&r->threads[i], r->threads[i].t0_s,
+				   r->threads[i].first_node) < 0)
 			return -1;
 	for (int i = 0; i < r->nevents; i++) {
 		const struct rv_event *e = &r->events[i];
 		if (e->kind == RV_SKIP || e->kind == RV_STAY ||
 		    e->kind == RV_PAGES || e->kind == RV_OTHER || e->row < 0)
 			continue;
-		if (add_segment(&r->threads[e->row], e->t_s,
-				e->kind == RV_RELEASE ? -1 : e->to_node) < 0)
+		if (rv_add_segment(&r->threads[e->row], e->t_s,
+				   e->kind == RV_RELEASE ? -1 : e->to_node) < 0)
 			return -1;
-		if (e->other_row >= 0 && add_segment(&r->threads[e->other_row],
-						     e->t_s, e->from_node) < 0)
+		if (e->other_row >= 0 &&
+		    rv_add_segment(&r->threads[e->other_row], e->t_s,
+				   e->from_node) < 0)
 			return -1;
 	}
 	for (int i = 0; i < r->nthreads; i++) {
 		struct rv_thread *t = &r->threads[i];
+		/* Where samples found it, when the report says: truer than
+		 * numalot's own moves, which miss the OS's. */
+		if (rv_sampled_segments(r, t) < 0)
+			return -1;
 		t->last_node = t->nseg ? t->seg[t->nseg - 1].node : -1;
 	}
 	return 0;

@@ -60,6 +60,10 @@ struct rv_thread {
 	int first_node, last_node;	  /* -1 unknown */
 	struct rv_segment *seg;
 	int nseg;
+	/* threads[].cpus, where its samples found it (NULL: an older
+	 * report); drawn from when it holds any (report_samples.c) */
+	struct json_object *cpus;
+	int sampled;
 };
 
 struct rv_process {
@@ -71,6 +75,8 @@ struct rv_process {
 	int have_pages;
 	double pages_first[RV_MAX_NODES], pages_last[RV_MAX_NODES];
 	double pages_first_s, pages_last_s;
+	/* the report's pages.locality_before / _after (NAN: none) */
+	double locality_before, locality_after;
 };
 
 struct rv_report {
@@ -79,6 +85,9 @@ struct rv_report {
 	const char *error;     /* a report that holds only an error */
 	int nnodes;
 	double t_lo_s, t_hi_s;
+	/* time 0 of the axis: a Slurm step's first task's start (t_lo_s),
+	 * else the report's own clock's 0 */
+	double origin_s;
 	double period_s;
 	double peak_ops_per_s, bandwidth_bytes_per_s; /* NAN: not known */
 	const char *ceilings_source;
@@ -118,6 +127,8 @@ void rv_free(struct rv_set *set);
 struct json_object *rv_at(struct json_object *o, const char *path);
 /* Its string (NULL when absent or not a string). */
 const char *rv_str(struct json_object *o, const char *path);
+/* A JSON number's value (NAN for anything else). */
+double rv_number(struct json_object *v);
 /* Its number (NAN when absent, null or not a number). */
 double rv_num(struct json_object *o, const char *path);
 /* 1 true, 0 false, -1 absent. */
@@ -138,9 +149,17 @@ void rv_svg_roofline(FILE *f, const struct rv_set *set);
 void rv_svg_locality(FILE *f, const struct rv_set *set);
 /* What the roofline could not draw, one sentence each, into f (HTML). */
 void rv_roofline_notes(FILE *f, const struct rv_set *set);
-/* Share of a process's pages on its threads' nodes (mean over its
- * threads), at the first (last=0) or last reading; NAN if not known. */
+/* A process's page locality at the first (last=0) or last reading: the
+ * report's pages.locality_before / _after, or where it has none the same
+ * measure from its pages and its threads' nodes (the sum over nodes of
+ * min(share of its pages, share of its threads)); NAN if not known. */
 double rv_page_locality(const struct rv_report *r, int proc, int last);
+
+/* Add a stretch on node from t_s on to t's segments (report_view.c). */
+int rv_add_segment(struct rv_thread *t, double t_s, int node);
+/* t's segments from its sampled CPUs, when it has them: 1 drawn so, 0
+ * not (no samples), -1 out of memory (report_samples.c). */
+int rv_sampled_segments(const struct rv_report *r, struct rv_thread *t);
 
 /* Events above which marks carry no hover text (keeps pages quick). */
 #define RV_TITLES_MAX 4000

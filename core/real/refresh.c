@@ -634,6 +634,45 @@ static int hand_out(struct real *r, const struct nl_thread_info **out,
 	return 0;
 }
 
+/* How often a process's children are counted when not followed. */
+#define CHILDREN_COUNT_S 1.0
+
+/*
+ * Not following children (numalot run/attach without --children): count
+ * those of each process's main thread, the most at one look, so that its
+ * report can say they ran unmanaged (info.children_unfollowed). Looked at
+ * most every CHILDREN_COUNT_S, and not while no task was created on the
+ * node since the last look (read_last_pid).
+ */
+static void count_children(struct real *r, double now)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct rproc *p = &r->procs[i];
+		char path[96], *text;
+		int n = 0;
+		if (!p->refresh || p->info.end_s >= 0 || p->pending ||
+		    (p->children_t > 0 &&
+		     now - p->children_t < CHILDREN_COUNT_S) ||
+		    (r->last_pid >= 0 && p->children_pid_main == r->last_pid))
+			continue;
+		p->children_t = now;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
+			 p->info.pid, p->info.pid);
+		if (nl_proc_slurp(path, &text, NULL) < 0)
+			continue;
+		for (char *c = text, *end;; c = end) {
+			long v = strtol(c, &end, 10);
+			if (end == c)
+				break;
+			n += v > 0;
+		}
+		free(text);
+		p->children_pid_main = r->mark_pid;
+		if (n > p->info.children_unfollowed)
+			p->info.children_unfollowed = n;
+	}
+}
+
 /*
  * Refresh the threads of the managed processes (pids == NULL: all of
  * them; else those in pids and the children they start) and hand out the
@@ -658,6 +697,8 @@ static int refresh(struct real *r, const int *pids, size_t npids,
 	nl_real_note_ends_some(r);
 	if (r->o.follow_children)
 		follow_children(r, now);
+	else
+		count_children(r, now);
 	nsorted = r->nth;
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct rproc *p = &r->procs[i];

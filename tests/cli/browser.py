@@ -43,7 +43,13 @@ DOM = r"""(() => {
   const kind = (s, k) => count(s, '.ev.' + k + ', .ev-all.' + k);
   return JSON.stringify({
   title: document.title,
+  h1: (document.querySelector('h1') || {}).innerText || '',
+  advice: [...document.querySelectorAll('.advice')].map(e => e.dataset.rule),
   timelines: [...document.querySelectorAll('svg.timeline')].map(s => ({
+    axis: [...s.querySelectorAll('text[text-anchor=middle]')].map(
+      t => t.textContent),
+    fills: [...new Set([...s.querySelectorAll('path.seg')].map(
+      p => p.getAttribute('fill')))].length,
     threads: +s.dataset.threads, events: +s.dataset.events,
     rows: s.querySelectorAll('g.row').length,
     marks: count(s, '.ev, .ev-all'),

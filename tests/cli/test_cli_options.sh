@@ -57,7 +57,7 @@ check "numalot-spank(8) documents #SBATCH and the SLURM_SPANK_ variable" \
 
 # report --help no longer opens a file of that name.
 expect_usage_error "report: an unknown option is named, not opened" \
-	'unknown or ambiguous option "--frob" (valid: --html, --svg, --json, --help)' report --frob
+	'unknown or ambiguous option "--frob" (valid: --html, --svg, --json, --events, --help)' report --frob
 expect_usage_error "report: --json takes no value" '--json takes no value' report --json=x "$T"
 expect_usage_error "report: no report" 'no report given' report --json
 expect_usage_error "info: a value missing" '--topology wants a value' info --topology
@@ -117,9 +117,9 @@ check "job 77: 2 nodes, 2 steps" grep -q '^job 77: 2 node(s), 2 step(s)' "$T/tab
 check "a row per node and step, by step then node" \
 	test "$(grep -E '^  nl[ab] ' "$T/table" | awk '{print $1 $2}' | head -3 | tr '\n' ' ')" = "nla0 nlb0 nla1 "
 check "a row's CPU share per NUMA node and page locality" \
-	grep -qE '^  nla +0 +lbma +1 +1 +10 +3 +0 +1 +1 +1.0  75% 25% +0.5->0.75' "$T/table"
+	grep -qE '^  nla +0 +lbma +1 +1 +10 +3 +0 +1 +1 +1.0  75% 25% +50% -> 75%' "$T/table"
 check "an error under its row" grep -q '^    error: the agent was lost' "$T/table"
-check "the job's totals" grep -qE '^  all +3 reports +3 +3 +- +8 +0 +3 +3 +3.0  50% 50% +0.5->0.75' "$T/table"
+check "the job's totals" grep -qE '^  all +3 reports +3 +3 +- +8 +0 +3 +3 +3.0  50% 50% +50% -> 75%' "$T/table"
 "$N" report --json "$T/job" "$T/other.json" >"$T/merged.json" 2>"$T/err"
 check "report --json: only JSON on stdout" test $? -eq 0 -a ! -s "$T/err"
 check "--json: the jobs, their rows and totals" \

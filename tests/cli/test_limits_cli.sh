@@ -74,9 +74,13 @@ limited "report: \"reports\" not an array" '"reports" must be an array' report "
 echo '{"policy": {"name": "lbma"}, "threads": "x", "processes": 3}' >"$T/r2.json"
 bounded report "$T/r2.json" >"$T/out" 2>&1
 check "report: threads and processes of the wrong type do not crash it" test $? -eq 0
-echo '{"reports": [5, {"processes": [1, "x"]}]}' >"$T/r3.json"
-bounded report "$T/r3.json" >"$T/out" 2>&1
+echo '{"reports": [{"policy": {"name": "x"}, "processes": [1, "x"], "threads": [2, {"cpus": [3, [1]]}], "events": [4]}]}' >"$T/r3.json"
+bounded report --events "$T/r3.json" >"$T/out" 2>&1
 check "report: list items of the wrong type do not crash it" test $? -eq 0
+# A list holding what is no report: refused, by name (issue 26, item 5).
+echo '{"reports": [5, {"processes": [1, "x"]}]}' >"$T/r4.json"
+limited "report: a list of things that are not reports is refused" \
+	'an entry of "reports" is not a report' report "$T/r4.json"
 limited "report /dev/zero is refused at once" "not a regular file" report /dev/zero
 # The pictures read through the same checked reader (issue 23, 5): no
 # 2 GB from /dev/zero, no wait on a FIFO, each named.

@@ -156,6 +156,43 @@ assert s.count("<svg") == 1 and "n2-cg8-master" in s and "n2-ep16" in s
 assert "<script" not in s
 ' "$T/bench.html"
 
+# 4b. Two Slurm steps' reports on a 2-node machine (hand-written: this
+# machine has one node), the agent's clock at 18 s: a thread the OS moved
+# to node 1 (its samples say so, no event does), a skipped move (no
+# "to"), the data on node 0 while threads start on both nodes.
+for job in 10 11; do
+	cat >"$T/slurm$job.json" <<J
+{"numalot": "x", "policy": {"name": "imar2", "params": {"period": 1}},
+ "domain": "job $job", "slurm": {"job": $job, "step": 0, "uid": 0,
+ "node": "n1", "tasks": 1},
+ "counters": {"backend": "software", "measured": {"task_clock": true}},
+ "machine": {"topology": "synthetic", "nodes": 2, "cpus": 4,
+  "cpus_per_node": [2, 2]},
+ "processes": [{"pid": $job, "name": "app", "threads": 2,
+  "start_s": 18, "completion_s": 28,
+  "pages": {"locality_before": 0.5, "locality_after": 0.5},
+  "pages_per_node_first": [1000, 0], "pages_per_node_last": [1000, 0]}],
+ "threads": [
+  {"tid": ${job}1, "pid": $job, "first_seen_s": 18, "last_seen_s": 28,
+   "time_per_node_s": [4, 5], "cpus": [[18, 0, 0], [22, 2, 1]]},
+  {"tid": ${job}2, "pid": $job, "first_seen_s": 18, "last_seen_s": 28,
+   "time_per_node_s": [0, 9], "cpus": [[18, 3, 1]]}],
+ "events": [{"t_s": 20, "kind": "skip", "tid": ${job}2, "from_cpu": 3,
+  "to_cpu": null, "from_node": 1, "to_node": null, "reason": "held"}],
+ "summary": {"periods": 10, "migrations": 0, "swaps": 0, "rollbacks": 0,
+  "skips": 1, "duration_s": 10}}
+J
+done
+"$N" report --html="$T/slurm2.html" "$T/slurm10.json" "$T/slurm11.json" \
+	>"$T/slurm2.txt"
+check "two steps' page: the text shows locality as the page does" \
+	grep -qE '50% -> 50%' "$T/slurm2.txt"
+"$N" report --events "$T/slurm10.json" >"$T/slurm10.txt"
+check "...its events' times from the step's start, as the page's axis" \
+	grep -qE '^ +2\.000 s  skip +thread 102, CPU 3 \(node 1\): held$' "$T/slurm10.txt"
+check "...no \"to CPU -1 (node -1)\" in a hover text" \
+	bash -c "! grep -q 'CPU -1\|node -1' '$T/slurm2.html'"
+
 # 5. In the browser.
 if [ "${SAN:-}" = 1 ]; then
 	echo "# the browser checks run in the plain pass (the pages are the same)"
@@ -171,7 +208,7 @@ if [ -z "$CHROMIUM" ]; then
 fi
 export CHROMIUM
 mkdir -p "$ART"
-pages=(sim jobs k1024 worst evil odd bench)
+pages=(sim jobs k1024 worst evil odd bench slurm2)
 [ $real = 1 ] && pages+=(real)
 args=()
 for p in "${pages[@]}"; do
@@ -238,5 +275,23 @@ browse worst "$T/worst.json"
 [ $real = 1 ] && browse real "$T/real.json"
 browse evil "$T/evil.json"
 browse odd -
+browse slurm2 -
+# What the browser shows of the two steps (docs/report-format.md,
+# "Pictures"): both jobs in the title, time from the step's start, the
+# OS's move drawn from the samples, the advice.
+if python3 - "$T/slurm2.seen" >"$T/slurm2.why" 2>&1 <<'PY'; then
+import json, sys
+d = json.load(open(sys.argv[1]))["dom"]
+assert "job 10 step 0" in d["h1"] and "job 11 step 0" in d["h1"], d["h1"]
+for t in d["timelines"]:
+    assert t["axis"][0] == "0", t["axis"][:3]
+    assert "since the step's first task started" in t["axis"][-1], t["axis"]
+    assert t["fills"] == 2, t["fills"]  # node 0 and node 1, no event
+assert d["advice"] == ["data_on_one_node"] * 2, d["advice"]
+PY
+	ok "...in chromium: both jobs in the title, the step's time from 0, the OS's move from the samples, the advice"
+else
+	bad "...in chromium: $(cat "$T/slurm2.why")"
+fi
 browse bench -
 [ $fails -eq 0 ]

@@ -142,8 +142,8 @@ check "(s1) the site log: 0640, a line per node for the step" \
 	test "$(stat -c %a site/steps.jsonl 2>/dev/null) $(grep -c "\"job\":$j," site/steps.jsonl)" = "640 2"
 line=$(grep "\"job\":$j," site/steps.jsonl | grep '"node":"nlb"')
 echo "$line" >s1.line
-check "(s1) the line: job, step, node, user, policy, counts, CPU share, locality" \
-	test "$(json s1.line "r['job'] == $j and r['step'] == 0 and r['node'] == 'nlb' and r['user'] == 'root' and r['policy'] == 'monitor' and {'periods', 'migrations', 'page_moves', 'cpu_share_per_numa_node', 'locality_last'} <= set(r)")" = True
+check "(s1) the line: job, step, node, user, policy, counts, CPU share, locality, advice" \
+	test "$(json s1.line "r['job'] == $j and r['step'] == 0 and r['node'] == 'nlb' and r['user'] == 'root' and r['policy'] == 'monitor' and {'periods', 'migrations', 'page_moves', 'cpu_share_per_numa_node', 'locality_last', 'advice'} <= set(r) and isinstance(r['advice'], list)")" = True
 # A short step: its program's name, not slurmstepd's.
 check "(s1) a short step is named by its program" \
 	test "$(json "site/reports/numalot-$j.0.nla.json" "[p['name'] for p in r['processes']]")" = "['hostname']"
