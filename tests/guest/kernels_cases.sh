@@ -11,18 +11,26 @@ B=$(realpath "${BUILD:-build}")
 W=$B/numalot-workload
 T=$(mktemp -d)
 . tests/lib.sh
+# The 4-node guest only (its shares span more nodes), within make check's
+# time; GUEST_ALL=1 runs it in the 2-node guest too.
+nodes=$(ls -d /sys/devices/system/node/node[0-9]* | wc -l)
+if [ "$nodes" -lt 4 ] && [ -z "${GUEST_ALL:-}" ]; then
+	echo "skip - kernels: $nodes nodes (the 4-node guest runs them; GUEST_ALL=1 here too)"
+	rm -rf "$T"
+	exit 0
+fi
 old=$(cat /proc/sys/kernel/numa_balancing 2>/dev/null)
 echo 0 >/proc/sys/kernel/numa_balancing 2>/dev/null
 cpus=$(nproc)
 echo "# THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
 # Bound threads (--bind) with first touch: each share on its thread's
-# node, the shares over several nodes. Master: all on one node. Unbound
-# first touch: told only (the load balancer may move a thread while it
-# initialises). The guest's kernel has THP on for all memory: a huge page
+# node, the shares over several nodes. Master: all on one node. (Unbound
+# first touch would be told only: the load balancer may move a thread
+# while it initialises; test_workload_kernels.sh runs it.) The guest's kernel has THP on for all memory: a huge page
 # at a share's end goes to whichever thread touched it first, so the
 # harness samples each share's middle, 2 MiB in from either end.
 for k in cg mg ft is; do
-	for how in "first-touch --bind" master first-touch; do
+	for how in "first-touch --bind" master; do
 		set -- $how
 		# Shares of at least 4 MiB: 2 MiB at each end of a share
 		# (a huge page) are not sampled.
@@ -31,7 +39,6 @@ for k in cg mg ft is; do
 		check "$k, $how, $cpus threads: verified" \
 			grep -q "^$k: verification passed" "$T/out"
 		grep "^$k: pages" "$T/out" | sed "s/^/($how) /"
-		[ "$how" = first-touch ] && continue
 		# ft's grid is a power of two a side: at 64 MiB its shares
 		# are 4 MiB, all margin (the same harness places it).
 		[ "$k" = ft ] && continue
