@@ -52,6 +52,10 @@ struct nl_process_info {
 	/* Children of its main thread numalot did not manage (the real node
 	 * not following children): the most seen at one look, 0 none. */
 	int children_unfollowed;
+	/* Why numalot let go of it while it ran ("" it did not): another
+	 * program set its threads' CPUs (docs/real-node.md, "Other placers").
+	 */
+	char let_go[160];
 };
 
 /* How to take a process over (add_process). */

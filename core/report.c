@@ -259,6 +259,10 @@ static struct json_object *processes_json(struct nl_engine *e, int domain,
 							  e->m->measured,
 							  e->m->modelled));
 		page_readings_json(o, ep, e->m->topo->nnodes);
+		if (p[i].let_go[0])
+			json_object_object_add(
+				o, "let_go",
+				json_object_new_string(p[i].let_go));
 		if (p[i].children_unfollowed > 0)
 			json_object_object_add(
 				o, "children_not_followed",

@@ -528,6 +528,12 @@ int nl_agent_run(const struct nl_agent_config *c)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	leave_job(); /* before the topology: a job's cpuset hides CPUs */
+	if (nl_numad_pid() > 0)
+		nl_log(NL_LOG_WARNING,
+		       "numad runs (pid %d): numalot lets go of any process "
+		       "whose threads it moves (docs/real-node.md, \"Other "
+		       "placers\")",
+		       nl_numad_pid());
 	if (nl_topology_load(c->topology, &topo, err, sizeof(err)) < 0 ||
 	    nl_real_create(topo, &o, &s.machine, err, sizeof(err)) < 0) {
 		nl_log(NL_LOG_ERROR, "%s", err);

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "counters.h"
 #include "engine.h"
+#include "real.h"
 #include "topology.h"
 #include "version.h"
 
@@ -62,6 +63,9 @@ static struct json_object *info_json(const struct nl_topology *t,
 		o, "numa_balancing",
 		p->numa_balancing < 0 ? NULL
 				      : json_object_new_int(p->numa_balancing));
+	int numad = nl_numad_pid();
+	json_object_object_add(o, "numad_pid",
+			       numad > 0 ? json_object_new_int(numad) : NULL);
 	for (int k = 0; k < NL_POLICY_COUNT; k++)
 		json_object_array_add(
 			pol, json_object_new_string(nl_policy_name(k)));
@@ -108,6 +112,13 @@ static void print_text(const struct nl_topology *t, const struct nl_probe *p)
 	       p->numa_balancing < 0	? "unknown (no sysctl)"
 	       : p->numa_balancing == 0 ? "off"
 					: "on");
+	int numad = nl_numad_pid();
+	if (numad > 0)
+		printf("\nnumad runs (pid %d): numalot lets go of any process "
+		       "whose threads numad moves\n",
+		       numad);
+	else
+		printf("\nnumad: not running\n");
 	printf("\npolicies: %s\n", nl_policy_names());
 }
 

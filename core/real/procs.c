@@ -185,6 +185,7 @@ static int take_over(struct real *r, struct rproc *p)
 			     sizeof(p->info.limit)) < 0 ||
 	    !hwloc_bitmap_isincluded(p->orig_os, p->alloc_os)) {
 		hwloc_bitmap_copy(p->alloc_os, p->orig_os);
+		p->limit_own = 1;
 		snprintf(p->info.limit, sizeof(p->info.limit),
 			 "its own CPU binding (no job's cgroup allocates its "
 			 "CPUs)");

@@ -76,4 +76,10 @@ size_t nl_real_stat_reads(struct nl_machine *m);
  * of them woke (docs/real-node.md, "Cost"). 0 for another machine. */
 size_t nl_real_wakes(struct nl_machine *m);
 
+/* numad's pid when its pid file names a running numad, else 0
+ * (peers.c). */
+#define NL_NUMAD_PIDFILE "/var/run/numad.pid"
+int nl_numad_pid(void);
+int nl_numad_pid_from(const char *pidfile);
+
 #endif

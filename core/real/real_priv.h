@@ -19,6 +19,7 @@ struct rthread {
 	hwloc_bitmap_t orig_os;	 /* affinity to give back (OS numbers) */
 	hwloc_bitmap_t allowed;	 /* dense CPUs: the limit (its allocation) */
 	hwloc_bitmap_t affinity; /* dense CPUs: its own binding */
+	hwloc_bitmap_t seen_os;	 /* its binding as numalot last saw or set it */
 	int placed;
 	unsigned gen; /* the refresh that last saw it */
 	int counted;  /* holds counter descriptors (the budget) */
@@ -53,6 +54,7 @@ struct rproc {
 	hwloc_bitmap_t orig_os;	  /* the process's CPUs when taken over */
 	hwloc_bitmap_t alloc_os;  /* its allocation: its job's cpuset */
 	hwloc_bitmap_t pinned_os; /* CPUs numalot bound its threads to */
+	int limit_own;		  /* its limit is its own binding (no cgroup) */
 	double pages_t;
 	double pages[NL_MAX_NODES];
 	int have_pages;
@@ -188,6 +190,15 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 		       double max_bytes, int flags, double *moved);
 /* realmachine.c */
 void nl_real_thread_drop(struct real *r, struct rthread *t);
+/* OS-numbered CPUs as the topology's dense ones. */
+void nl_real_to_dense(const struct nl_topology *t, hwloc_const_bitmap_t os,
+		      hwloc_bitmap_t dense);
+/* bindings.c: the refreshed threads whose binding someone else changed
+ * (docs/real-node.md, "Other placers"). */
+void nl_real_check_bindings(struct real *r);
+/* A process limited by its own binding takes its main thread's as it
+ * runs its program (a wrapper such as taskset binds after its exec). */
+void nl_real_own_limit(struct rproc *p, hwloc_const_bitmap_t main_os);
 /* The thread tid, or NULL (r->th sorted by tid, as between refreshes). */
 struct rthread *nl_real_find(struct real *r, pid_t tid);
 struct nl_task_stat;

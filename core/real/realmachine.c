@@ -64,8 +64,8 @@ static struct rthread *find(struct real *r, pid_t tid)
 	return nl_real_find(r, tid);
 }
 
-static void to_dense(const struct nl_topology *t, hwloc_const_bitmap_t os,
-		     hwloc_bitmap_t dense)
+void nl_real_to_dense(const struct nl_topology *t, hwloc_const_bitmap_t os,
+		      hwloc_bitmap_t dense)
 {
 	int id;
 	hwloc_bitmap_zero(dense);
@@ -112,7 +112,8 @@ void nl_real_thread_drop(struct real *r, struct rthread *t)
 	hwloc_bitmap_free(t->orig_os);
 	hwloc_bitmap_free(t->allowed);
 	hwloc_bitmap_free(t->affinity);
-	t->affinity = NULL;
+	hwloc_bitmap_free(t->seen_os);
+	t->affinity = t->seen_os = NULL;
 	t->orig_os = t->allowed = NULL;
 }
 
@@ -208,19 +209,23 @@ static int thread_init(struct real *r, struct rproc *p, struct rthread *t,
 	t->orig_os = hwloc_bitmap_alloc();
 	t->allowed = hwloc_bitmap_alloc();
 	t->affinity = hwloc_bitmap_alloc();
-	if (!t->orig_os || !t->allowed || !t->affinity)
+	t->seen_os = hwloc_bitmap_alloc();
+	if (!t->orig_os || !t->allowed || !t->affinity || !t->seen_os)
 		return -ENOMEM;
 	if (hwloc_get_proc_cpubind(r->live, tid, t->orig_os,
 				   HWLOC_CPUBIND_THREAD) < 0)
 		return errno == ESRCH ? -ESRCH : -errno;
+	hwloc_bitmap_copy(t->seen_os, t->orig_os);
+	if (tid == p->info.pid)
+		nl_real_own_limit(p, t->orig_os);
 	/* Born from a thread numalot had bound: it inherited that binding,
 	 * not a limit of its own. Its limit is the process's. */
 	if (hwloc_bitmap_weight(t->orig_os) == 1 &&
 	    hwloc_bitmap_isincluded(t->orig_os, p->pinned_os))
 		hwloc_bitmap_copy(t->orig_os, p->orig_os);
-	to_dense(r->m.topo, t->orig_os, t->affinity);
+	nl_real_to_dense(r->m.topo, t->orig_os, t->affinity);
 	/* Its limit is the allocation; its own binding, where it starts. */
-	to_dense(r->m.topo, p->alloc_os, t->allowed);
+	nl_real_to_dense(r->m.topo, p->alloc_os, t->allowed);
 	hwloc_bitmap_or(t->allowed, t->allowed, t->affinity);
 	open_counters(r, p, t);
 	t->ticks = t->ticks_prev = st->utime_ticks + st->stime_ticks;
@@ -285,6 +290,9 @@ static int r_place(struct nl_machine *m, int tid, int cpu)
 	if (cpu < 0 || cpu >= m->topo->ncpus ||
 	    !hwloc_bitmap_isset(t->allowed, (unsigned)cpu))
 		return -EINVAL;
+	struct rproc *owner = proc_of(r, t->pid);
+	if (owner && owner->info.end_s >= 0)
+		return -ESRCH; /* ended, or let go of (bindings.c) */
 	if ((rc = same_thread(t)) < 0)
 		return rc;
 	os = hwloc_bitmap_alloc();
@@ -293,11 +301,11 @@ static int r_place(struct nl_machine *m, int tid, int cpu)
 	hwloc_bitmap_only(os, (unsigned)m->topo->cpu_os[cpu]);
 	rc = bind(r, tid, os);
 	if (rc == 0) {
-		struct rproc *p = proc_of(r, t->pid);
 		t->placed = 1;
 		t->cpu = cpu;
-		if (p)
-			hwloc_bitmap_set(p->pinned_os,
+		hwloc_bitmap_copy(t->seen_os, os);
+		if (owner)
+			hwloc_bitmap_set(owner->pinned_os,
 					 (unsigned)m->topo->cpu_os[cpu]);
 	}
 	hwloc_bitmap_free(os);
@@ -309,8 +317,10 @@ void nl_real_release_pid(struct real *r, pid_t pid)
 	for (size_t i = 0; i < r->nth; i++)
 		if (r->th[i].pid == pid && r->th[i].placed &&
 		    same_thread(&r->th[i]) == 0 &&
-		    bind(r, r->th[i].tid, r->th[i].orig_os) == 0)
+		    bind(r, r->th[i].tid, r->th[i].orig_os) == 0) {
 			r->th[i].placed = 0;
+			hwloc_bitmap_copy(r->th[i].seen_os, r->th[i].orig_os);
+		}
 }
 
 static int r_release(struct nl_machine *m, int tid)
@@ -326,8 +336,10 @@ static int r_release(struct nl_machine *m, int tid)
 	rc = same_thread(t);
 	if (rc == 0)
 		rc = bind(r, tid, t->orig_os);
-	if (rc == 0)
+	if (rc == 0) {
 		t->placed = 0;
+		hwloc_bitmap_copy(t->seen_os, t->orig_os);
+	}
 	return rc;
 }
 

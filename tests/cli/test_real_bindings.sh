@@ -126,3 +126,47 @@ check "root cgroup: no thread ever left its binding (seen in /proc)" \
 	test "$(grep -cvx 1 "$T/root")" -eq 0
 check "root cgroup: the report says the binding was the limit" \
 	grep -q '"placement_limit": "its own CPU binding' "$T/root.json"
+# 6. taskset as the command, in the root cgroup: `run` takes it over at
+#    taskset's exec, before taskset binds; the binding it then sets is the
+#    limit all the same (docs/real-node.md, "Other placers"). Before that
+#    was so, numalot moved the thread to CPU 0 as in case 1.
+watched_run "$T/wrap" "$T/wrap.json" -- taskset -c 1 "${prog[@]}"
+check "wrapper taskset: run succeeded" test $? -eq 0
+check "wrapper taskset: affinities watched" test -s "$T/wrap"
+check "wrapper taskset: no thread ever left CPU 1, the binding taskset set (seen in /proc)" \
+	test "$(grep -cvx 1 "$T/wrap")" -eq 0
+# 7. Another placer: in a step's cgroup numalot moves the thread from CPU 1
+#    to CPU 0 (case 1); then "another program" binds it back to CPU 1.
+#    numalot lets go of the process: the thread stays on CPU 1, and the
+#    report says why.
+if cgroup "$ALLOC" 0-1; then
+	$N run --policy=lbma --period=0.2 --topology="$TOPO" \
+		--report="$T/peer.json" -- taskset -c 1 "${prog[@]}" \
+		--seconds 4 >"$T/peer.out" 2>&1 &
+	np=$!
+	pid="" moved=""
+	for _ in $(seq 150); do
+		[ -z "$pid" ] && pid=$(cat /proc/$np/task/$np/children 2>/dev/null) &&
+			pid=${pid%% *}
+		[ -n "$pid" ] && moved=$(thread_cpus "$pid" | awk '$2 == "0" {print $1}')
+		[ -n "$moved" ] && break
+		sleep 0.02
+	done
+	check "peer: numalot moved a thread to CPU 0 first (seen in /proc)" test -n "$moved"
+	for tid in $moved; do taskset -pc 1 "$tid" >/dev/null; done
+	: >"$T/after"
+	sleep 0.5 # two of numalot's periods
+	while kill -0 "$pid" 2>/dev/null; do
+		thread_cpus "$pid" | while read -r _ v; do echo "$v"; done >>"$T/after"
+		sleep 0.05
+	done
+	wait $np
+	check "peer: run succeeded" test $? -eq 0
+	check "peer: affinities watched after the other program's move" test -s "$T/after"
+	check "peer: numalot never took the thread back from CPU 1 (seen in /proc)" \
+		test "$(grep -cvx 1 "$T/after")" -eq 0
+	check "peer: the report says numalot let go and why" \
+		grep -q '"let_go": "another program bound its thread [0-9]* to CPUs 1, where numalot had placed it on CPU 0' "$T/peer.json"
+else
+	bad "peer: made $ALLOC"
+fi

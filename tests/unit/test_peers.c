@@ -1,0 +1,103 @@
+/* numad found from its pid file only when the pid is a running numad
+ * (core/real/peers.c). */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "real.h"
+
+static char dir[] = "/tmp/numalot-peers.XXXXXX";
+
+static void write_pid(const char *file, long pid)
+{
+	FILE *f = fopen(file, "w");
+	assert_non_null(f);
+	fprintf(f, "%ld\n", pid);
+	fclose(f);
+}
+
+/* A process whose name is "numad": a copy of sleep by that name. */
+static pid_t start_named(const char *name)
+{
+	char bin[256], cmd[600];
+	snprintf(bin, sizeof(bin), "%s/%s", dir, name);
+	snprintf(cmd, sizeof(cmd), "cp \"$(command -v sleep)\" %s", bin);
+	assert_int_equal(system(cmd), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(bin, name, "30", (char *)NULL);
+		_exit(127);
+	}
+	/* Its name is numad's once it has exec'd. */
+	char path[64], comm[32] = "";
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	for (int i = 0; i < 500 && strncmp(comm, name, strlen(name)); i++) {
+		FILE *f = fopen(path, "r");
+		if (f) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = 0;
+			fclose(f);
+		}
+		usleep(10000);
+	}
+	return pid;
+}
+
+static void stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void test_numad_running(void **state)
+{
+	(void)state;
+	char file[300];
+	snprintf(file, sizeof(file), "%s/numad.pid", dir);
+	pid_t pid = start_named("numad");
+	write_pid(file, pid);
+	assert_int_equal(nl_numad_pid_from(file), pid);
+	stop(pid);
+	/* Left behind by a numad that ended. */
+	assert_int_equal(nl_numad_pid_from(file), 0);
+}
+
+static void test_not_numad(void **state)
+{
+	(void)state;
+	char file[300];
+	snprintf(file, sizeof(file), "%s/other.pid", dir);
+	pid_t pid = start_named("notnumad");
+	write_pid(file, pid);
+	assert_int_equal(nl_numad_pid_from(file), 0);
+	stop(pid);
+	write_pid(file, -5);
+	assert_int_equal(nl_numad_pid_from(file), 0);
+	snprintf(file, sizeof(file), "%s/none.pid", dir);
+	assert_int_equal(nl_numad_pid_from(file), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_numad_running),
+		cmocka_unit_test(test_not_numad),
+	};
+	if (!mkdtemp(dir))
+		return 1;
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	char cmd[100];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		rc = rc ? rc : 1;
+	return rc;
+}
