@@ -38,10 +38,11 @@ static int init_proc(struct nl_model *m, int i, const struct nl_proc_spec *s,
 	    ((s->placement == NL_PLACE_NODE || s->placement == NL_PLACE_BIND) &&
 	     (s->placement_node < 0 || s->placement_node >= n)))
 		return -EINVAL;
-	/* The kernel's NUMA scanner skips interleaved and bound memory
-	 * (no MPOL_F_MOF): no hinting faults, so no NUMA balancing. */
+	/* The kernel's NUMA scanner skips memory under a policy the process
+	 * set (no MPOL_F_MOF: interleave, bind, preferred): no hinting
+	 * faults, so no NUMA balancing (task_numa_work, vma_policy_mof). */
 	pr->numa_balanced = s->placement != NL_PLACE_INTERLEAVE &&
-			    s->placement != NL_PLACE_BIND;
+			    s->placement != NL_PLACE_BIND && !s->mem_policy;
 	pr->affinity = hwloc_bitmap_dup(pr->allowed);
 	if (!pr->affinity)
 		return -ENOMEM;

@@ -146,6 +146,9 @@ struct nl_proc_spec {
 	unsigned long long cpu_nodes;
 	/* numactl --interleave=NODES (bit per node, 0: the allowed ones) */
 	unsigned long long mem_nodes;
+	/* numactl --preferred: a memory policy of its own, so no hinting
+	 * faults and no NUMA balancing, as for bind and interleave */
+	int mem_policy;
 	char *cpus; /* allowed CPUs, OS numbers; NULL: all */
 	struct nl_kind kind;
 };

@@ -384,6 +384,7 @@ static int parse_numactl(struct ctx *c, struct json_object *po,
 			return perr(c, field, "one node only");
 		ps->placement = k == 0 ? NL_PLACE_BIND : NL_PLACE_NODE;
 		ps->placement_node = __builtin_ctzll(m);
+		ps->mem_policy = k == 2;
 	}
 	return 0;
 }

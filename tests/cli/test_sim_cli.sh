@@ -18,6 +18,20 @@ check "pages: guided by page locations only, the model says why" \
 	grep -q '"guided_by": "page locations only (the model has no page addresses)"' "$T/a.json"
 check "pages: no hot-page figures from the model" test -z "$(grep -o '"hot_pages"' "$T/a.json")"
 
+# Memory under a policy of its own takes no NUMA hinting faults: Linux's
+# NUMA balancing migrates a node:1 process's pages towards its threads on
+# node 0, and none of a --preferred=1 one's (as the kernel in the guests).
+for p in '"placement": "node:1"' '"preferred": 1'; do
+	echo '{"machine": {"topology": "numa:2 core:4 pu:1"}, "processes":
+	[{"kind": "stream", "threads": 4, '"$p"', "cpunodebind": "0"}]}' >"$T/m.json"
+	"$N" sim "$T/m.json" --policy=linux >"$T/m.out" 2>&1
+	grep -o 'pages migrated [0-9.]*' "$T/m.out" | tr -d 'a-z ' >>"$T/mig"
+done
+check "linux: node:1 pages migrated towards the threads" \
+	awk 'NR == 1 && $1 > 100 {ok = 1} END {exit !ok}' "$T/mig"
+check "linux: no preferred=1 page migrated (no hinting faults)" \
+	awk 'NR == 2 && $1 == 0 {ok = 1} END {exit !ok}' "$T/mig"
+
 expect_usage_error "no scenario" "usage" sim
 expect_usage_error "unknown policy lists the valid ones" \
 	"imar2, lbma, monitor, static" sim "$S" --policy=fast
