@@ -101,7 +101,7 @@ struct edomain {
 	struct nl_engine_summary sum;
 };
 
-/* Page placement of one process (core/pages.c). */
+/* Page placement of one process (core/page_placement.c). */
 struct epages {
 	double bytes, wall_s; /* moved, and time spent in the moves */
 	int moves;

@@ -1,6 +1,6 @@
 /*
  * Unit tests: page moves on the simulated node (the machine's move_pages)
- * and page placement in the engine (core/pages.c, docs/algorithms.md).
+ * and page placement in the engine (core/page_placement.c, docs/algorithms.md).
  */
 #include <stdarg.h>
 #include <stddef.h>
