@@ -7,15 +7,15 @@
  * several nodes gets them spread the same way instead of concentrated on
  * one. Compute-bound processes and memory bound by the process's own
  * policy are left alone. Moves are rate-limited; a move after which the
- * process ran slower is not tried again for page_hold_s.
+ * process ran slower is not tried again for page_hold_s. It plans: the
+ * engine applies the moves (engine_pages.c).
  */
-#include "engine_priv.h"
+#include "page_placement.h"
 
-#include <errno.h>
 #include <math.h>
 #include <string.h>
 
-#include "util.h"
+#include "policy_priv.h"
 
 #define PAGE_BYTES 4096.0
 /* Threads on one node: at least this share of them on the same node. */
@@ -41,31 +41,31 @@ struct shape {
 };
 
 /* The process's threads, throughput and pages; 0, or -1 to skip it. */
-static int shape_of(struct nl_engine *e, const struct edomain *d, int pid,
-		    double now, struct shape *sh)
+static int shape_of(const struct nl_pages_domain *dm, int pid, struct shape *sh)
 {
-	const struct nl_topology *topo = e->m->topo;
+	const struct nl_view *v = dm->v;
+	const struct nl_topology *topo = v->topo;
+	const struct nl_policy_params *pp = dm->params;
+	double now = v->now_s;
 
 	memset(sh, 0, sizeof(*sh));
-	for (size_t i = 0; i < e->nlive; i++) {
-		const struct ethread *t = e->live[i];
+	for (int i = 0; i < v->nthreads; i++) {
+		const struct nl_view_thread *t = &v->threads[i];
 		if (t->pid != pid || !t->has_perf || t->cpu < 0 ||
-		    (t->has_share && t->cpu_share < d->params.idle_share))
+		    (t->has_share && t->cpu_share < pp->idle_share))
 			continue;
 		sh->threads[topo->cpu_node[t->cpu]]++;
 		sh->nthreads++;
 		sh->tput += t->tput;
 		sh->cpu_share_only |= !t->tput_ops;
-		sh->moving +=
-			t->moved_s >= 0 &&
-			now - t->moved_s < MOVING_PERIODS * d->params.period_s;
+		sh->moving += t->moved_s >= 0 &&
+			      now - t->moved_s < MOVING_PERIODS * pp->period_s;
 		if (t->has_oi) {
 			sh->oi_sum += t->oi;
 			sh->n_oi++;
 		}
 	}
-	if (sh->nthreads == 0 ||
-	    e->m->ops->node_pages(e->m, pid, sh->pages) < 0)
+	if (sh->nthreads == 0 || dm->read(dm->ctx, pid, sh->pages) < 0)
 		return -1;
 	for (int j = 0; j < topo->nnodes; j++)
 		sh->npages += sh->pages[j];
@@ -83,103 +83,81 @@ static double locality(const struct shape *sh, int nnodes)
 	return on;
 }
 
-static int journal_pages(struct edomain *d, int pid, int from, int to,
-			 double bytes, double now, const char *reason)
+static int plan_pages(struct nl_plan *plan, int pid, int from, int to,
+		      double bytes, const char *reason)
 {
-	struct nl_action a = {.kind = NL_ACT_PAGES,
-			      .tid = -1,
-			      .other_tid = -1,
-			      .from_cpu = from,
-			      .to_cpu = to,
-			      .bytes = bytes,
-			      .reason = reason};
-	return nl_engine_journal(d, &a, now, NULL, pid, -1);
+	return nl_plan_add(plan, &(struct nl_action){.kind = NL_ACT_PAGES,
+						     .tid = -1,
+						     .other_tid = -1,
+						     .pid = pid,
+						     .from_cpu = from,
+						     .to_cpu = to,
+						     .bytes = bytes,
+						     .reason = reason});
 }
 
-/* Move from the node with most surplus to the one most short, until the
- * budget is spent or the shape is within page_misplaced. */
-static int move_some(struct nl_engine *e, struct edomain *d, struct eprocess *p,
-		     struct shape *sh, double budget, double now)
+/* The next move of a process moving its pages: from the node with most
+ * surplus to the one most short, until the budget is spent, the rounds
+ * are made or the shape is within STOP_MISPLACED. Appended, or none. */
+static int next_move(struct nl_page_state *pg, int pid, int n,
+		     struct nl_plan *plan)
 {
-	int n = e->m->topo->nnodes, rc = 0;
+	struct nl_page_step *ps = &pg->step;
+	int from = -1, to = -1;
+	double over = 0, under = 0;
 
-	for (int round = 0; round < n && budget > PAGE_BYTES; round++) {
-		int from = -1, to = -1;
-		double over = 0, under = 0, moved = 0, t0;
-		for (int j = 0; j < n; j++) {
-			double want = sh->threads[j] / sh->nthreads,
-			       have = sh->pages[j] / sh->npages;
-			if (have - want > over) {
-				over = have - want;
-				from = j;
-			}
-			if (want - have > under) {
-				under = want - have;
-				to = j;
-			}
+	if (ps->rounds >= n || ps->budget <= PAGE_BYTES)
+		return 0;
+	ps->rounds++;
+	for (int j = 0; j < n; j++) {
+		double want = ps->threads[j] / ps->nthreads,
+		       have = ps->pages[j] / ps->npages;
+		if (have - want > over) {
+			over = have - want;
+			from = j;
 		}
-		if (from < 0 || to < 0 || over < STOP_MISPLACED / n)
-			break;
-		double bytes = fmin(budget, fmin(over, under) * sh->npages *
-						    PAGE_BYTES);
-		t0 = nl_mono_s();
-		/* Interleaved memory is a starting placement, as a CPU
-		 * binding is, unless bindings are kept. */
-		rc = e->m->ops->move_pages(
-			e->m, p->pid, from, to, bytes,
-			d->params.keep_bindings ? 0 : NL_PAGES_SOFT, &moved);
-		/* The host's time: none on the simulated node (its reports
-		 * are the same for the same seed). */
-		if (!e->m->modelled)
-			p->pg.wall_s += nl_mono_s() - t0;
-		if (rc == -EPERM) {
-			p->pg.refused = 1;
-			return journal_pages(
-				d, p->pid, from, to, 0, now,
-				d->params.keep_bindings
-					? "its memory is placed by its "
-					  "own policy (bindings kept): "
-					  "left as asked"
-					: "its memory is bound by its own "
-					  "policy: left as asked");
+		if (want - have > under) {
+			under = want - have;
+			to = j;
 		}
-		/* What moved counts even when the move stopped early (the
-		 * process ended, a page could not go). */
-		if (moved > 0) {
-			int jr;
-			sh->pages[from] -= moved / PAGE_BYTES;
-			sh->pages[to] += moved / PAGE_BYTES;
-			budget -= moved;
-			p->pg.bytes += moved;
-			p->pg.moves++;
-			p->pg.judge = 1;
-			jr = journal_pages(d, p->pid, from, to, moved, now,
-					   "pages follow the threads");
-			if (jr && rc >= 0)
-				rc = jr;
-		}
-		if (rc < 0)
-			return rc == -ESRCH ? 0 : rc;
-		if (rc || moved <= 0)
-			return rc;
 	}
-	return 0;
+	if (from < 0 || to < 0 || over < STOP_MISPLACED / n) {
+		ps->rounds = n;
+		return 0;
+	}
+	ps->from = from;
+	ps->to = to;
+	return plan_pages(
+		plan, pid, from, to,
+		fmin(ps->budget, fmin(over, under) * ps->npages * PAGE_BYTES),
+		"pages follow the threads");
+}
+
+int nl_pages_moved(const struct nl_pages_domain *dm, size_t k, double moved,
+		   struct nl_plan *plan)
+{
+	struct nl_page_state *pg = dm->procs[k].st;
+	struct nl_page_step *ps = &pg->step;
+
+	ps->pages[ps->from] -= moved / PAGE_BYTES;
+	ps->pages[ps->to] += moved / PAGE_BYTES;
+	ps->budget -= moved;
+	return next_move(pg, dm->procs[k].pid, dm->v->topo->nnodes, plan);
 }
 
 /* CPUs of node not taken by busy threads of other processes: room for
  * pid's threads there. */
-static int node_room(const struct nl_engine *e, const struct edomain *d,
-		     int pid, int node)
+static int node_room(const struct nl_pages_domain *dm, int pid, int node)
 {
-	const struct nl_topology *topo = e->m->topo;
+	const struct nl_topology *topo = dm->v->topo;
 	int n = 0;
 	for (int c = 0; c < topo->ncpus; c++)
 		n += topo->cpu_node[c] == node;
-	for (size_t i = 0; i < e->nlive; i++) {
-		const struct ethread *t = e->live[i];
+	for (int i = 0; i < dm->v->nthreads; i++) {
+		const struct nl_view_thread *t = &dm->v->threads[i];
 		if (t->pid != pid && t->cpu >= 0 &&
 		    topo->cpu_node[t->cpu] == node &&
-		    !(t->has_share && t->cpu_share < d->params.idle_share))
+		    !(t->has_share && t->cpu_share < dm->params->idle_share))
 			n--;
 	}
 	return n;
@@ -201,61 +179,62 @@ static int main_node(const struct shape *sh, int nnodes)
  * (docs/algorithms.md, "Gathering"); the others' pages follow their
  * threads.
  */
-static int keeps_node(struct nl_engine *e, const struct edomain *d,
-		      const struct eprocess *p, const struct shape *sh,
-		      int data, double now)
+static int keeps_node(const struct nl_pages_domain *dm, size_t k,
+		      const struct shape *sh, int data)
 {
-	int n = e->m->topo->nnodes;
-	for (size_t k = 0; k < e->nprocs; k++) {
-		const struct eprocess *q = &e->procs[k];
+	int n = dm->v->topo->nnodes, pid = dm->procs[k].pid;
+	for (size_t i = 0; i < dm->nprocs; i++) {
+		const struct nl_pages_proc *q = &dm->procs[i];
 		struct shape qs;
-		if (q == p || q->domain != d->id ||
-		    shape_of(e, d, q->pid, now, &qs) < 0 ||
+		if (i == k || shape_of(dm, q->pid, &qs) < 0 ||
 		    main_node(&qs, n) != data)
 			continue;
 		if (qs.nthreads > sh->nthreads ||
-		    (qs.nthreads == sh->nthreads && q->pid < p->pid))
+		    (qs.nthreads == sh->nthreads && q->pid < pid))
 			return 0;
 	}
 	return 1;
 }
 
-static int step_process(struct nl_engine *e, struct edomain *d,
-			struct eprocess *p, double now)
+int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
+		  struct nl_plan *plan)
 {
-	const struct nl_policy_params *pp = &d->params;
-	int n = e->m->topo->nnodes;
+	const struct nl_policy_params *pp = dm->params;
+	const struct nl_pages_proc *p = &dm->procs[k];
+	struct nl_page_state *pg = p->st;
+	int n = dm->v->topo->nnodes;
+	double now = dm->v->now_s;
 	struct shape sh;
 	double misplaced = 0, elapsed;
 
-	if (p->pg.refused || shape_of(e, d, p->pid, now, &sh) < 0)
+	if (pg->refused || shape_of(dm, p->pid, &sh) < 0)
 		return 0;
-	if (!p->pg.loc_known) {
-		p->pg.loc_before = locality(&sh, n);
-		p->pg.loc_known = 1;
+	if (!pg->loc_known) {
+		pg->loc_before = locality(&sh, n);
+		pg->loc_known = 1;
 	}
-	p->pg.loc_after = locality(&sh, n);
-	elapsed = p->pg.last_s > 0 ? now - p->pg.last_s : pp->period_s;
-	p->pg.last_s = now;
-	if (p->pg.judge) {
+	pg->loc_after = locality(&sh, n);
+	elapsed = pg->last_s > 0 ? now - pg->last_s : pp->period_s;
+	pg->last_s = now;
+	if (pg->judge) {
 		/* The move did not pay: not again for a while. Judged on
 		 * ops/s only: a CPU share says nothing of memory speed. */
-		p->pg.judge = 0;
+		pg->judge = 0;
 		if (!sh.cpu_share_only &&
-		    sh.tput < pp->undo_threshold * p->pg.tput_before) {
-			p->pg.failed++;
-			p->pg.hold_until_s = now + pp->page_hold_s;
-			return journal_pages(d, p->pid, -1, -1, 0, now,
-					     "the process ran slower after its "
-					     "pages moved: not repeated soon");
+		    sh.tput < pp->undo_threshold * pg->tput_before) {
+			pg->failed++;
+			pg->hold_until_s = now + pp->page_hold_s;
+			return plan_pages(plan, p->pid, -1, -1, 0,
+					  "the process ran slower after its "
+					  "pages moved: not repeated soon");
 		}
 	}
-	if (now < p->pg.hold_until_s)
+	if (now < pg->hold_until_s)
 		return 0;
 	/* Winding down (its threads ending): where the last few run says
 	 * nothing about where its pages should be. */
-	p->pg.max_threads = fmax(p->pg.max_threads, sh.nthreads);
-	if (sh.nthreads < 0.8 * p->pg.max_threads)
+	pg->max_threads = fmax(pg->max_threads, sh.nthreads);
+	if (sh.nthreads < 0.8 * pg->max_threads)
 		return 0;
 	/* Compute-bound: where its pages are hardly matters. */
 	if (pp->compute_oi > 0 && sh.n_oi > 0 &&
@@ -284,12 +263,12 @@ static int step_process(struct nl_engine *e, struct edomain *d,
 		/* Other processes' busy threads fill the pages' node: once
 		 * that has lasted, the pages go to the threads instead; not
 		 * while numalot still gathers its threads near them. */
-		if (sh.nthreads <= node_room(e, d, p->pid, data) ||
-		    (sh.moving && keeps_node(e, d, p, &sh, data, now))) {
-			p->pg.crowded = 0;
+		if (sh.nthreads <= node_room(dm, p->pid, data) ||
+		    (sh.moving && keeps_node(dm, k, &sh, data))) {
+			pg->crowded = 0;
 			return 0;
 		}
-		if (++p->pg.crowded < CROWDED_PERIODS)
+		if (++pg->crowded < CROWDED_PERIODS)
 			return 0;
 	}
 	for (int j = 0; j < n; j++)
@@ -297,38 +276,31 @@ static int step_process(struct nl_engine *e, struct edomain *d,
 					     sh.threads[j] / sh.nthreads);
 	/* Start past page_misplaced; once started, go on until nearly all
 	 * of it is where its threads are. */
-	if (misplaced < (p->pg.active ? STOP_MISPLACED : pp->page_misplaced)) {
-		p->pg.active = 0;
+	if (misplaced < (pg->active ? STOP_MISPLACED : pp->page_misplaced)) {
+		pg->active = 0;
 		return 0;
 	}
-	p->pg.active = 1;
-	p->pg.tput_before = sh.tput;
-	return move_some(e, d, p, &sh,
-			 pp->page_rate * fmin(elapsed, MAX_BUDGET_S), now);
+	pg->active = 1;
+	pg->tput_before = sh.tput;
+	struct nl_page_step *ps = &pg->step;
+	memcpy(ps->pages, sh.pages, sizeof(ps->pages));
+	memcpy(ps->threads, sh.threads, sizeof(ps->threads));
+	ps->nthreads = sh.nthreads;
+	ps->npages = sh.npages;
+	ps->budget = pp->page_rate * fmin(elapsed, MAX_BUDGET_S);
+	ps->rounds = 0;
+	return next_move(pg, p->pid, n, plan);
 }
 
 /* More busy threads than CPUs: the OS time-shares them, and where a
  * thread runs says little about where its pages should be. */
-static int oversubscribed(const struct nl_engine *e, const struct edomain *d)
+int nl_pages_wanted(const struct nl_pages_domain *dm)
 {
 	int busy = 0;
-	for (size_t i = 0; i < e->nlive; i++) {
-		const struct ethread *t = e->live[i];
-		busy += t->cpu >= 0 &&
-			!(t->has_share && t->cpu_share < d->params.idle_share);
+	for (int i = 0; i < dm->v->nthreads; i++) {
+		const struct nl_view_thread *t = &dm->v->threads[i];
+		busy += t->cpu >= 0 && !(t->has_share &&
+					 t->cpu_share < dm->params->idle_share);
 	}
-	return busy > e->m->topo->ncpus;
-}
-
-int nl_engine_pages_step(struct nl_engine *e, struct edomain *d, double now)
-{
-	int rc = 0;
-
-	if (!e->m->ops->move_pages || !e->m->ops->node_pages ||
-	    oversubscribed(e, d))
-		return 0;
-	for (size_t k = 0; k < e->nprocs && rc == 0; k++)
-		if (e->procs[k].domain == d->id)
-			rc = step_process(e, d, &e->procs[k], now);
-	return rc;
+	return busy <= dm->v->topo->ncpus;
 }
