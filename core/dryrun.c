@@ -9,7 +9,7 @@
 
 struct dryrun {
 	struct nl_machine m;
-	struct nl_machine_ops ops; /* the inner machine's optional ones only */
+	struct nl_machine_ops ops; /* optional ones only where inner has them */
 	struct nl_machine *inner;
 	char **log;
 	size_t n, cap;

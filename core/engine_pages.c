@@ -47,8 +47,7 @@ static int apply_pages(struct nl_engine *e, struct edomain *d,
 	}
 	if (a->from_cpu < 0) /* a note: nothing moves */
 		return nl_engine_journal(d, a, now, NULL, a->pid, -1);
-	if (a->from_cpu >= n || a->to_cpu < 0 || a->to_cpu >= n ||
-	    !e->m->ops->move_pages) {
+	if (a->from_cpu >= n || a->to_cpu < 0 || a->to_cpu >= n) {
 		d->sum.skips++;
 		jr = nl_engine_journal(d, a, now, "no such node", a->pid, -1);
 		return jr ? jr : 1;
