@@ -50,6 +50,7 @@ void nl_engine_free(struct nl_engine *e)
 	free(e->scratch.rel);
 	free(e->scratch.group);
 	free(e->scratch.has);
+	free(e->scratch.pages);
 	free(e);
 }
 
@@ -521,6 +522,7 @@ int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 			.oi = t->oi,
 			.compute_cls = t->has_oi ? t->compute_cls : 0,
 			.bw_cls = t->has_oi ? t->bw_cls : 0,
+			.moved_s = t->moved_s,
 			.held = now < t->hold_until_s,
 			.left_node = now < t->hold_until_s ? t->left_node : -1,
 			.mem_bound = t->domain == d->id && bound,
@@ -547,7 +549,7 @@ int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 		rc = apply(e, d, now);
 	if (rc == 0 && d->params.pages && d->kind != NL_POLICY_MONITOR &&
 	    d->kind != NL_POLICY_STATIC)
-		rc = nl_engine_pages_step(e, d, now);
+		rc = nl_engine_pages_step(e, d, now, vt, n);
 	d->sum.periods++;
 	d->next_due_s = now + (e->plan.next_period_s > 0 ? e->plan.next_period_s
 							 : d->params.period_s);

@@ -3,6 +3,7 @@
 #define NUMALOT_ENGINE_PRIV_H
 
 #include "engine.h"
+#include "page_placement.h"
 #include "perf.h"
 
 /* A thread's sampled CPUs kept (ethread.cpus_seen), and the most a
@@ -101,28 +102,11 @@ struct edomain {
 	struct nl_engine_summary sum;
 };
 
-/* Page placement of one process (core/pages.c). */
-struct epages {
-	double bytes, wall_s; /* moved, and time spent in the moves */
-	int moves;
-	double loc_before, loc_after; /* pages on its threads' nodes */
-	int loc_known;
-	double tput_before; /* its throughput before the last move */
-	int judge;	    /* the last step moved: judge it now */
-	double hold_until_s;
-	double last_s;
-	int refused; /* its memory is bound by its own policy */
-	int active;  /* moving until its pages are where its threads are */
-	double max_threads; /* most busy threads seen at once */
-	int failed;	    /* moves that did not pay off */
-	int crowded;	    /* periods its threads found no room by its pages */
-};
-
 struct eprocess {
 	int pid;
 	int domain;
 	int adopted; /* a child the machine followed, not a registered one */
-	struct epages pg;
+	struct nl_page_state pg; /* page placement's (page_placement.h) */
 	/* Its resident pages by node, at the first and the last reading
 	 * that found any (report: locality before and after). */
 	int pages_read;
@@ -178,6 +162,8 @@ struct nl_engine {
 		int *group;
 		unsigned char *has;
 		size_t cap;
+		struct nl_pages_proc *pages; /* the domain's processes */
+		size_t cap_pages;
 	} scratch;
 };
 
@@ -199,8 +185,12 @@ struct edomain *nl_engine_domain(struct nl_engine *e, int id);
 struct nl_action;
 int nl_engine_journal(struct edomain *d, const struct nl_action *a, double t_s,
 		      const char *reason, int pid, int other_pid);
-/* Page placement for the processes of d, after its thread moves. */
-int nl_engine_pages_step(struct nl_engine *e, struct edomain *d, double now);
+
+/* engine_pages.c: page placement's moves for d's processes, asked for on
+ * the view vt (n threads, refreshed there after the thread moves) and
+ * applied through the machine, one process after the other. */
+int nl_engine_pages_step(struct nl_engine *e, struct edomain *d, double now,
+			 struct nl_view_thread *vt, size_t n);
 
 /* Domains due within this much of now step together (at the least). */
 #define NL_DUE_SLACK_S 1e-6

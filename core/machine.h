@@ -191,10 +191,11 @@ static inline void nl_machine_destroy(struct nl_machine *m)
 }
 
 /*
- * Dry run: wraps another machine and records every place/release call
- * instead of applying it (the inner machine still provides threads, time
- * and samples). nl_dryrun_log lists what was asked, one "place TID CPU" or
- * "release TID" per entry.
+ * Dry run: wraps another machine and forwards every operation to it but
+ * place, release and move_pages, which it records instead of applying (as
+ * if done: a page move moves all it was asked). nl_dryrun_entry lists
+ * what was asked, in order, one "place TID CPU", "release TID" or "pages
+ * PID FROM TO BYTES" (" soft" appended with NL_PAGES_SOFT) per entry.
  */
 int nl_dryrun_create(struct nl_machine *inner, struct nl_machine **out);
 size_t nl_dryrun_count(const struct nl_machine *m);

@@ -72,7 +72,7 @@ struct nl_policy_params {
 	int oversub_release;   /* hand threads back to the OS when the domain's
 				  CPUs are oversubscribed (1) */
 	double harm_check_s;   /* do-no-harm check every this long, 0 off */
-	int pages;	       /* page placement (core/pages.c) on */
+	int pages;	       /* page placement (core/page_placement.c) on */
 	double page_rate;      /* bytes/s of page moves per process, at most */
 	double page_misplaced; /* act when this share of a process's pages
 				  is away from its threads' nodes */
@@ -125,6 +125,7 @@ struct nl_view_thread {
 	/* its class against compute_oi and page_bw_oi, with hysteresis:
 	 * +1 above, -1 below, 0 none kept (the plain threshold then) */
 	int compute_cls, bw_cls;
+	double moved_s;	  /* when numalot last moved it (-1 never) */
 	int held;	  /* moved recently (hold_s): leave it alone */
 	int left_node;	  /* while held: the node it was moved from */
 	int mem_bound;	  /* its process's memory is bound by its own
@@ -160,7 +161,8 @@ enum nl_action_kind {
 	NL_ACT_SKIP,	 /* a candidate that could not be moved */
 	NL_ACT_RELEASE,	 /* hand a thread back to the OS */
 	NL_ACT_STAY,	 /* a candidate the draw left where it is */
-	NL_ACT_PAGES,	 /* pages of a process moved between nodes */
+	NL_ACT_PAGES,	 /* pages of a process moved between nodes
+			    (page_placement.h) */
 };
 
 const char *nl_action_name(enum nl_action_kind k);
@@ -171,7 +173,9 @@ struct nl_action {
 	int other_tid; /* swap partner, -1 none */
 	int from_cpu;
 	int to_cpu;
-	double bytes;	/* NL_ACT_PAGES: bytes (from/to_cpu hold nodes) */
+	int pid;	/* NL_ACT_PAGES: the process (tid is -1) */
+	double bytes;	/* NL_ACT_PAGES: bytes (from/to_cpu hold nodes;
+			   from_cpu < 0: a note, nothing moves) */
 	double tickets; /* tickets of the drawn move, of all candidates */
 	double total_tickets;
 	const char *reason; /* static text */

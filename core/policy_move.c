@@ -392,7 +392,7 @@ static int data_options(struct step *st, int i, int P)
 	double here = nl_topology_distance(topo, S, P), tier = -1;
 
 	/* A bandwidth-bound thread's process gains by spreading over nodes
-	 * with its pages (pages.c), not by gathering. */
+	 * with its pages (page_placement.c), not by gathering. */
 	int bw = bandwidth_bound(st, i);
 	st->owner_pid = bw ? -1 : node_owner(st, P);
 	st->owner_node = P;

@@ -116,7 +116,7 @@ static int covers(const struct pidset *ps, int pid)
 }
 
 /* What page placement did for one process (docs/report-format.md). */
-static struct json_object *pages_json(const struct epages *pg,
+static struct json_object *pages_json(const struct nl_page_state *pg,
 				      const struct nl_process_info *pi,
 				      unsigned measured, int model)
 {

@@ -1,5 +1,5 @@
 /* numalot: the real node's machine, private parts (realmachine.c,
- * refresh.c, procs.c, move_pages.c). */
+ * refresh.c, procs.c, real_page_moves.c). */
 #ifndef NUMALOT_REAL_PRIV_H
 #define NUMALOT_REAL_PRIV_H
 
@@ -185,7 +185,7 @@ int nl_real_add_process(struct nl_machine *m, int pid,
 			const struct nl_proc_opts *o, char *err, size_t errlen);
 int nl_real_forget(struct nl_machine *m, int pid);
 int nl_real_owner(struct nl_machine *m, int pid, struct nl_proc_owner *out);
-/* move_pages.c: move_pages(2) for a managed process (machine.h). */
+/* real_page_moves.c: move_pages(2) for a managed process (machine.h). */
 int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 		       double max_bytes, int flags, double *moved);
 /* realmachine.c */

@@ -346,9 +346,9 @@ int nl_model_take_sample(struct nl_model *m, int tid, struct nl_sample *out);
 /* Resident pages of a running process by node ([nnodes]; zeros when
  * pending or done). 0 or -ESRCH. */
 int nl_model_node_pages(const struct nl_model *m, int pid, double *pages);
-/* numalot's page move (page_moves.c; docs/machine-model.md, "Page moves");
- * interleaved_too: also of a process that interleaved its memory itself
- * (never of one bound by membind). */
+/* numalot's page move (model_page_moves.c; docs/machine-model.md, "Page
+ * moves"); interleaved_too: also of a process that interleaved its memory
+ * itself (never of one bound by membind). */
 int nl_model_move_pages(struct nl_model *m, int pid, int from, int to,
 			double max_bytes, int interleaved_too, double *moved);
 

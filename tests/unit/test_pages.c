@@ -1,6 +1,7 @@
 /*
- * Unit tests: page moves on the simulated node (the machine's move_pages)
- * and page placement in the engine (core/pages.c, docs/algorithms.md).
+ * Unit tests: page moves on the simulated node (the machine's move_pages),
+ * page placement's plan (core/page_placement.c, docs/algorithms.md) and
+ * the engine applying it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +18,9 @@
 #include "jsontext.h"
 #include "machine.h"
 #include "model.h"
+#include "page_placement.h"
 #include "scenario.h"
+#include "viewutil.h"
 
 #define MACHINE                                                                \
 	"'machine': {'topology': 'numa:2 core:4 pu:1', 'distances': "          \
@@ -293,6 +296,190 @@ static void engine_leaves_local_pages(void **state)
 	assert_true(on.moved == 0);
 }
 
+static struct json_object *get(struct json_object *o, const char *k)
+{
+	struct json_object *v = NULL;
+	assert_true(json_object_object_get_ex(o, k, &v));
+	return v;
+}
+
+/* Pages by pid for the planner: all on one node, counted per read. */
+struct fixed_pages {
+	int pid[4], node[4], n, reads;
+	double pages;
+};
+
+static int read_fixed(void *ctx, int pid, double *pages)
+{
+	struct fixed_pages *f = ctx;
+	f->reads++;
+	for (int i = 0; i < f->n; i++)
+		if (f->pid[i] == pid) {
+			memset(pages, 0, sizeof(double) * NL_MAX_NODES);
+			pages[f->node[i]] = f->pages;
+			return 0;
+		}
+	return -ESRCH;
+}
+
+static struct nl_view_thread *busy(struct vu *u, int tid, int pid, int cpu)
+{
+	struct nl_view_thread *t = vu_add(u, tid, pid, cpu, 1);
+	t->moved_s = -1;
+	t->tput = 1e6;
+	t->tput_ops = 1;
+	return t;
+}
+
+static void assert_move(const struct nl_action *a, int pid, int from, int to,
+			double pages)
+{
+	assert_int_equal(a->kind, NL_ACT_PAGES);
+	assert_int_equal(a->tid, -1);
+	assert_int_equal(a->pid, pid);
+	assert_int_equal(a->from_cpu, from);
+	assert_int_equal(a->to_cpu, to);
+	assert_true(fabs(a->bytes - pages * 4096) < 1);
+}
+
+/* Page placement is a plan: from a view and the pages' locations alone
+ * (no machine), the moves to make, one at a time, each from where the
+ * ones before left the pages (as much as they moved). */
+static void placement_plans_without_a_machine(void **state)
+{
+	struct vu u;
+	struct nl_policy_params p;
+	struct nl_page_state st[3];
+	struct nl_pages_proc procs[3] = {
+		{100, &st[0]}, {200, &st[1]}, {300, &st[2]}};
+	struct fixed_pages f = {.pid = {100, 200, 300},
+				.node = {0, 2, 0},
+				.n = 3,
+				.pages = 1e5};
+	struct nl_plan plan;
+	(void)state;
+	memset(st, 0, sizeof(st));
+	nl_policy_params_default(&p);
+	p.page_rate = 1e12; /* the budget does not bind */
+	vu_init(&u, "numa:3 core:2 pu:1");
+	/* 100: its threads on node 1, its pages on node 0. */
+	busy(&u, 101, 100, 2);
+	busy(&u, 102, 100, 3);
+	/* 200: local already. */
+	busy(&u, 201, 200, 4);
+	/* 300: bandwidth-bound, over nodes 1 and 2, pages on node 0. */
+	busy(&u, 301, 300, 3);
+	busy(&u, 302, 300, 5);
+	u.t[3].has_oi = u.t[4].has_oi = 1;
+	u.t[3].oi = u.t[4].oi = 0.1;
+	struct nl_pages_domain dm = {.params = &p,
+				     .v = vu_view(&u, 10),
+				     .procs = procs,
+				     .nprocs = 3,
+				     .read = read_fixed,
+				     .ctx = &f};
+	nl_plan_init(&plan);
+	assert_true(nl_pages_wanted(&dm));
+	for (size_t k = 0; k < 3; k++)
+		assert_int_equal(nl_pages_plan(&dm, k, &plan), 0);
+	assert_int_equal(f.reads, 3);
+	assert_int_equal(plan.n, 2);
+	assert_move(&plan.actions[0], 100, 0, 1, 1e5);
+	/* 300: half of them to each of its threads' nodes, node 1 first. */
+	assert_move(&plan.actions[1], 300, 0, 1, 0.5e5);
+	/* 100's went in full: nothing more for it. */
+	assert_int_equal(nl_pages_moved(&dm, 0, 1e5 * 4096, &plan), 0);
+	assert_int_equal(plan.n, 2);
+	/* Only a quarter of them moved: the next move is from what is left
+	 * where; then the rest to node 1; then nothing (balanced). */
+	assert_int_equal(nl_pages_moved(&dm, 2, 0.25e5 * 4096, &plan), 0);
+	assert_int_equal(plan.n, 3);
+	assert_move(&plan.actions[2], 300, 0, 2, 0.5e5);
+	assert_int_equal(nl_pages_moved(&dm, 2, 0.5e5 * 4096, &plan), 0);
+	assert_int_equal(plan.n, 4);
+	assert_move(&plan.actions[3], 300, 0, 1, 0.25e5);
+	assert_int_equal(nl_pages_moved(&dm, 2, 0.25e5 * 4096, &plan), 0);
+	assert_int_equal(plan.n, 4);
+	/* Planning moved nothing and counted nothing moved: the engine
+	 * does, as it applies the plan. */
+	for (int k = 0; k < 3; k++)
+		assert_true(st[k].bytes == 0 && st[k].moves == 0 &&
+			    !st[k].judge);
+	/* More busy threads than CPUs: nothing to do. */
+	for (int i = 0; i < 2; i++)
+		busy(&u, 400 + i, 400, i);
+	dm.v = vu_view(&u, 10);
+	assert_false(nl_pages_wanted(&dm));
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/* A dry run shows page moves: the engine applies page placement's plan
+ * through the machine, so the dry-run machine sees each move, in the
+ * plan's order, as the journal has it, and the model's pages stay. */
+static void dry_run_lists_page_moves(void **state)
+{
+	struct nl_scenario *sc;
+	struct nl_machine *m, *dry;
+	struct nl_engine *e;
+	struct nl_policy_params p;
+	const struct nl_process_info *pi;
+	size_t n, k = 0, moves = 0;
+	char err[512];
+	(void)state;
+	if (nl_scenario_load("etc/scenarios/set/n4-mg16-mg16-master.json", &sc,
+			     err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(nl_sim_create(sc, 1, &m, err, sizeof(err)), 0);
+	assert_int_equal(nl_dryrun_create(m, &dry), 0);
+	nl_policy_params_default(&p);
+	p.pages = 1;
+	assert_int_equal(nl_engine_create(dry, &e), 0);
+	assert_int_equal(
+		nl_engine_add_domain(e, 0, "j", NL_POLICY_IMAR2, &p, 1), 0);
+	assert_int_equal(dry->ops->processes(dry, &pi, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(nl_engine_add_process(e, pi[i].pid, 0), 0);
+	assert_int_equal(nl_engine_run(e), 0);
+	struct json_object *r = nl_engine_report(e, 0), *x, *v;
+	assert_true(json_object_object_get_ex(r, "events", &x));
+	for (size_t i = 0; i < json_object_array_length(x); i++) {
+		struct json_object *ev = json_object_array_get_idx(x, i);
+		int pid, from, to;
+		double bytes;
+		json_object_object_get_ex(ev, "kind", &v);
+		if (strcmp(json_object_get_string(v), "pages") != 0 ||
+		    !json_object_object_get_ex(ev, "from_node", &v))
+			continue;
+		/* The next page move the machine was asked for. */
+		while (k < nl_dryrun_count(dry) &&
+		       strncmp(nl_dryrun_entry(dry, k), "pages ", 6) != 0)
+			k++;
+		assert_true(k < nl_dryrun_count(dry));
+		assert_int_equal(sscanf(nl_dryrun_entry(dry, k++),
+					"pages %d %d %d %lf", &pid, &from, &to,
+					&bytes),
+				 4);
+		assert_int_equal(pid, json_object_get_int(get(ev, "pid")));
+		assert_int_equal(from, json_object_get_int(v));
+		assert_int_equal(to, json_object_get_int(get(ev, "to_node")));
+		assert_true(fabs(bytes -
+				 json_object_get_double(get(ev, "bytes"))) < 1);
+		moves++;
+	}
+	/* Several moves, and none the journal does not have. */
+	assert_true(moves > 1);
+	while (k < nl_dryrun_count(dry))
+		assert_true(strncmp(nl_dryrun_entry(dry, k++), "pages ", 6));
+	/* The machine behind it moved no page. */
+	assert_true(nl_sim_model(m)->pages_moved_bytes == 0);
+	json_object_put(r);
+	nl_engine_free(e);
+	nl_machine_destroy(dry);
+	nl_machine_destroy(m);
+	nl_scenario_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +489,8 @@ int main(void)
 		cmocka_unit_test(engine_improves_interleaved_memory),
 		cmocka_unit_test(engine_gathers_on_sockets),
 		cmocka_unit_test(engine_counts_moves_cut_short),
+		cmocka_unit_test(placement_plans_without_a_machine),
+		cmocka_unit_test(dry_run_lists_page_moves),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,83 @@
+/*
+ * numalot: page placement, a policy (docs/algorithms.md, "Memory follows
+ * threads"). It reads the node's threads after a step's thread moves and
+ * where a process's pages are, and returns page moves (NL_ACT_PAGES) as
+ * plan actions; the engine applies them through the machine.
+ */
+#ifndef NUMALOT_PAGE_PLACEMENT_H
+#define NUMALOT_PAGE_PLACEMENT_H
+
+#include <stddef.h>
+
+#include "policy.h"
+#include "sample.h"
+
+/* A process's moves within one step: its pages and busy threads by node
+ * as the moves so far left them, the bytes still allowed, the rounds made
+ * and the last move's nodes. */
+struct nl_page_step {
+	double pages[NL_MAX_NODES], threads[NL_MAX_NODES];
+	double nthreads, npages, budget;
+	int rounds, from, to;
+};
+
+/* What page placement keeps of one process from step to step. */
+struct nl_page_state {
+	/* Written by the engine as it applies the moves. */
+	double bytes, wall_s; /* moved, and time spent in the moves */
+	int moves;
+	int refused; /* its memory is bound by its own policy */
+	int judge;   /* the last step moved: judge it now */
+	/* Page placement's own. */
+	double loc_before, loc_after; /* pages on its threads' nodes */
+	int loc_known;
+	double tput_before; /* its throughput before the last move */
+	double hold_until_s;
+	double last_s;
+	int active; /* moving until its pages are where its threads are */
+	double max_threads; /* most busy threads seen at once */
+	int failed;	    /* moves that did not pay off */
+	int crowded;	    /* periods its threads found no room by its pages */
+	struct nl_page_step step;
+};
+
+/* Where pid's resident pages are, by node: 0 or a negative errno (the
+ * engine reads them through the machine, for page placement to look at). */
+typedef int (*nl_pages_read_fn)(void *ctx, int pid, double *pages);
+
+struct nl_pages_proc {
+	int pid;
+	struct nl_page_state *st;
+};
+
+/* What page placement sees of a domain's step. */
+struct nl_pages_domain {
+	const struct nl_policy_params *params;
+	const struct nl_view *v; /* every thread, after this step's moves */
+	const struct nl_pages_proc *procs; /* the domain's processes */
+	size_t nprocs;
+	nl_pages_read_fn read;
+	void *ctx;
+};
+
+/* 0 when page placement has nothing to do this step (more busy threads
+ * than CPUs: where a thread runs says little about its pages). */
+int nl_pages_wanted(const struct nl_pages_domain *dm);
+
+/*
+ * Process dm->procs[k]'s first page move of this step, appended to plan,
+ * or none. A move has from_cpu and to_cpu nodes and bytes; one with
+ * from_cpu < 0 is a note for the journal only. The caller applies it and,
+ * when some of it moved, says how much with nl_pages_moved, which appends
+ * the next one (its amount depends on what moved), until none comes.
+ * Each process's moves are applied before the next process is asked (its
+ * choice may look at where the earlier ones' pages went). 0 or -ENOMEM.
+ */
+int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
+		  struct nl_plan *plan);
+/* The last move of dm->procs[k] moved `moved` bytes (> 0): its next move,
+ * appended to plan, or none. 0 or -ENOMEM. */
+int nl_pages_moved(const struct nl_pages_domain *dm, size_t k, double moved,
+		   struct nl_plan *plan);
+
+#endif
