@@ -1,6 +1,7 @@
 /*
- * numalot: the scratch of one policy step, shared by policy.c (candidates,
- * rollback, do-no-harm) and policy_move.c (destinations, tickets, draw).
+ * numalot: the scratch of one policy step and its helpers (step.c), shared
+ * by the dispatcher (policy.c), the policies and the parts they call:
+ * policy_move.c (destinations, tickets, draw), rollback.c, watch.c, harm.c.
  */
 #ifndef NUMALOT_POLICY_PRIV_H
 #define NUMALOT_POLICY_PRIV_H
