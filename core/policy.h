@@ -1,5 +1,5 @@
-/* numalot: the migration policies IMAR2, LBMA, monitor, static
- * (docs/algorithms.md).
+/* numalot: the migration policies (policy_list.h; docs/algorithms.md):
+ * their parameters, what they see and what they plan.
  */
 #ifndef NUMALOT_POLICY_H
 #define NUMALOT_POLICY_H
@@ -8,22 +8,9 @@
 #include <hwloc.h>
 
 #include "perf.h"
+#include "policy_names.h"
 #include "rng.h"
 #include "topology.h"
-
-enum nl_policy_kind {
-	NL_POLICY_MONITOR, /* observe only: no pinning, no moves */
-	NL_POLICY_STATIC,  /* pin where each thread starts, never move */
-	NL_POLICY_IMAR2,
-	NL_POLICY_LBMA,
-	NL_POLICY_COUNT
-};
-
-const char *nl_policy_name(enum nl_policy_kind k);
-/* Returns 0 and sets *k, or -EINVAL for an unknown name. */
-int nl_policy_from_name(const char *name, enum nl_policy_kind *k);
-/* "monitor, static, imar2, lbma" */
-const char *nl_policy_names(void);
 
 struct nl_tickets {
 	double better;	  /* record on the destination >= current perf (4) */
@@ -247,6 +234,12 @@ void nl_policy_state_free(struct nl_policy_state *s);
 double nl_tickets_for(const struct nl_view *v, const struct nl_policy_params *p,
 		      const struct nl_view_thread *t, int from_cpu, int to_cpu,
 		      int to_free);
+
+/* From its hooks: it looks at no thread (monitor). */
+int nl_policy_observes(enum nl_policy_kind k);
+/* It may move threads, so page placement runs beside it (not monitor,
+ * static). */
+int nl_policy_moves(enum nl_policy_kind k);
 
 /*
  * One policy step for view->domain: a pure function of the view, the

@@ -234,3 +234,20 @@ void nl_step_lengthen(struct nl_policy_state *s, int maxm)
 {
 	s->period_mult = s->period_mult * 2 > maxm ? maxm : s->period_mult * 2;
 }
+
+int nl_step_has_reason(const struct step *st, int i)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	if (!nl_step_in_domain(st, i) || !t->has_perf || st->moved[i] ||
+	    nl_step_idle(st, i) || st->cpu[i] < 0)
+		return 0;
+	if (st->p->dest == NL_DEST_ANY)
+		return 1;
+	int data = nl_step_data_node(st, i);
+	/* A held thread may still go to its data node, found elsewhere since
+	 * it moved, but never back to the node it left (docs/algorithms.md,
+	 * hold_s). */
+	if (t->held)
+		return data >= 0 && data != t->left_node;
+	return data >= 0 || nl_step_crowded_by_pins(st, i);
+}
