@@ -5,6 +5,7 @@
 #define NUMALOT_POLICY_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <hwloc.h>
 
 #include "perf.h"
@@ -71,6 +72,26 @@ struct nl_policy_params {
 	struct nl_tickets tickets;
 	struct nl_perf_params perf;
 };
+
+/* One parameter, described once (params.c): parsing, the reports' params,
+ * numalot help params and docs/algorithms.md's table come from it. */
+enum nl_pp_type { NL_PP_DOUBLE, NL_PP_INT, NL_PP_NAME };
+struct nl_policy_param {
+	const char *name; /* as --param and the reports write it */
+	enum nl_pp_type type;
+	size_t off;		  /* of its field in struct nl_policy_params */
+	double def;		  /* numalot's default (a name: its index) */
+	double paper;		  /* under profile=paper */
+	double min, max;	  /* the range (numbers) */
+	const char *const *names; /* NL_PP_NAME: its values, by enum order */
+	const char *unit;
+	const char *what; /* one line of meaning */
+};
+extern const struct nl_policy_param nl_policy_params_table[];
+extern const size_t nl_policy_nparams;
+
+/* The table of docs/algorithms.md ("How numalot implements this"). */
+void nl_policy_params_markdown(FILE *f);
 
 void nl_policy_params_default(struct nl_policy_params *p);
 /* Set every parameter a profile decides ("numalot" or "paper"). */
