@@ -104,9 +104,9 @@ TEST_LINK := $(BUILD)/spank/site.o $(BUILD)/spank/collect.o $(BUILD)/spank/noden
 	$(BUILD)/spank/report_path.o $(AGENT_LIB) $(PROTO_LIB) $(LIB)
 NUMALOT := $(BUILD)/numalot
 # The plugin: its own position-independent objects (and the engine's
-# report digest, for the site log).
+# report digest, for the site log; the policies' names).
 SPANK_SRC := $(wildcard spank/*.c) $(PROTO_SRC) core/util.c core/digest.c \
-	core/advice.c core/advice_procs.c
+	core/advice.c core/advice_procs.c core/policy_names.c
 SPANK_OBJ := $(SPANK_SRC:%.c=$(BUILD)/pic/%.o)
 SPANK := $(BUILD)/numalot.so
 NUMALOTD := $(BUILD)/numalotd
@@ -200,10 +200,12 @@ $(BUILD)/fuzz/fuzz_protocol: tests/fuzz/fuzz_protocol.c $(PROTO_SRC) \
 		core/util.c $(shell pkg-config --libs json-c)
 
 $(BUILD)/fuzz/fuzz_site: tests/fuzz/fuzz_site.c spank/site.c spank/site.h \
-	spank/report_path.c spank/report_path.h core/protocol/siteconf.c
+	spank/report_path.c spank/report_path.h core/protocol/siteconf.c \
+	core/policy_names.c core/policy_list.h core/util.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) $(INC_spank) -o $@ $< spank/site.c \
-		spank/report_path.c core/protocol/siteconf.c -lm
+		spank/report_path.c core/protocol/siteconf.c \
+		core/policy_names.c core/util.c -lm
 
 # The plain pass runs the fuzz targets briefly (where clang is).
 test-bin: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(TESTS) \

@@ -467,7 +467,7 @@ static int mem_bound(struct nl_engine *e, int pid)
 int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 			  struct ethread *const *mine, size_t nmine)
 {
-	size_t n = d->kind == NL_POLICY_MONITOR ? 0 : e->nlive;
+	size_t n = nl_policy_observes(d->kind) ? 0 : e->nlive;
 	int rc = scratch_reserve(e, n > nmine ? n : nmine);
 
 	if (rc < 0)
@@ -547,8 +547,7 @@ int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 			    &e->plan);
 	if (rc == 0)
 		rc = apply(e, d, now);
-	if (rc == 0 && d->params.pages && d->kind != NL_POLICY_MONITOR &&
-	    d->kind != NL_POLICY_STATIC)
+	if (rc == 0 && d->params.pages && nl_policy_moves(d->kind))
 		rc = nl_engine_pages_step(e, d, now, vt, n);
 	d->sum.periods++;
 	d->next_due_s = now + (e->plan.next_period_s > 0 ? e->plan.next_period_s

@@ -7,17 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void nl_perf_params_default(struct nl_perf_params *p)
-{
-	p->alpha = 1.0;
-	p->beta = 1.0;
-	p->gamma = 1.0;
-	p->line_bytes = 64.0;
-	p->record_keep_s = 1.0;
-	p->record_decay_s3 = 30.0;
-	p->record_min_weight = 0.05;
-}
-
 int nl_perf_compute(const struct nl_sample *s, const struct nl_perf_params *p,
 		    int nnodes, struct nl_perf *out)
 {

@@ -5,6 +5,7 @@
 
 #include "sample.h"
 
+/* Set with the policy's parameters (params.c). */
 struct nl_perf_params {
 	double alpha;		  /* latency exponent (1) */
 	double beta;		  /* ops/s exponent (1) */
@@ -15,8 +16,6 @@ struct nl_perf_params {
 	double record_min_weight; /* below this a record counts as none (0.05)
 				   */
 };
-
-void nl_perf_params_default(struct nl_perf_params *p);
 
 /* Which 3DyRM terms entered a thread's perf figure. */
 enum nl_perf_terms {

@@ -1,7 +1,8 @@
 /*
- * numalot: IMAR2, LBMA, monitor and static (docs/algorithms.md).
- * A policy step is a pure function of a read-only view, the parameters, the
- * state it carries between steps, and a seeded generator.
+ * numalot: the policy registry and the step every policy shares
+ * (docs/algorithms.md; docs/architecture.md, "Adding a policy"). A policy
+ * step is a pure function of a read-only view, the parameters, the state
+ * it carries between steps, and a seeded generator.
  */
 #include "policy_priv.h"
 
@@ -11,36 +12,21 @@
 
 #include "util.h"
 
-static const char *const policy_names[NL_POLICY_COUNT] = {
-	[NL_POLICY_MONITOR] = "monitor",
-	[NL_POLICY_STATIC] = "static",
-	[NL_POLICY_IMAR2] = "imar2",
-	[NL_POLICY_LBMA] = "lbma",
+/* The registry: each policy's hooks, by its row in policy_list.h. */
+static const struct nl_policy_hooks *const registry[NL_POLICY_COUNT] = {
+#define NL_POLICY(id, name, where, about, hooks) [NL_POLICY_##id] = &hooks,
+#include "policy_list.h"
+#undef NL_POLICY
 };
 
-const char *nl_policy_name(enum nl_policy_kind k)
+int nl_policy_observes(enum nl_policy_kind k)
 {
-	return (unsigned)k < NL_POLICY_COUNT ? policy_names[k] : "?";
+	return (unsigned)k < NL_POLICY_COUNT && registry[k]->observes;
 }
 
-int nl_policy_from_name(const char *name, enum nl_policy_kind *k)
+int nl_policy_moves(enum nl_policy_kind k)
 {
-	for (int i = 0; i < NL_POLICY_COUNT; i++)
-		if (name && strcmp(name, policy_names[i]) == 0) {
-			*k = (enum nl_policy_kind)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-const char *nl_policy_names(void)
-{
-	static char buf[64];
-
-	if (!buf[0]) /* alphabetical: "imar2, lbma, monitor, static" */
-		nl_names_join(policy_names, NL_POLICY_COUNT, 1, buf,
-			      sizeof(buf));
-	return buf;
+	return (unsigned)k < NL_POLICY_COUNT && registry[k]->candidates;
 }
 
 const char *nl_action_name(enum nl_action_kind k)
@@ -67,20 +53,6 @@ void nl_plan_free(struct nl_plan *p)
 	nl_plan_init(p);
 }
 
-int nl_plan_add(struct nl_plan *p, const struct nl_action *a)
-{
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		struct nl_action *n = realloc(p->actions, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		p->actions = n;
-		p->cap = cap;
-	}
-	p->actions[p->n++] = *a;
-	return 0;
-}
-
 void nl_policy_state_init(struct nl_policy_state *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -97,149 +69,6 @@ void nl_policy_state_free(struct nl_policy_state *s)
 	free(s->hp);
 	free(s->watch);
 	nl_policy_state_init(s);
-}
-
-static int memo_push(struct nl_memo **a, size_t *n, size_t *cap,
-		     const struct nl_memo *m)
-{
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 8;
-		struct nl_memo *x = realloc(*a, c * sizeof(*x));
-		if (!x)
-			return -ENOMEM;
-		*a = x;
-		*cap = c;
-	}
-	(*a)[(*n)++] = *m;
-	return 0;
-}
-
-int nl_memo_add(struct nl_policy_state *s, const struct nl_memo *m)
-{
-	return memo_push(&s->last, &s->nlast, &s->caplast, m);
-}
-
-static void occ_remove(struct step *st, int i)
-{
-	int *pp = &st->head[st->cpu[i]];
-	while (*pp != -1 && *pp != i)
-		pp = &st->next[*pp];
-	if (*pp == i)
-		*pp = st->next[i];
-}
-
-void nl_step_occ_move(struct step *st, int i, int to)
-{
-	if (st->cpu[i] >= 0)
-		occ_remove(st, i);
-	st->cpu[i] = to;
-	st->next[i] = st->head[to];
-	st->head[to] = i;
-}
-
-int nl_step_in_domain(const struct step *st, int i)
-{
-	return st->v->threads[i].domain == st->v->domain;
-}
-
-/*
- * An idle thread (a shell waiting for its child, a sleeping main thread)
- * that numalot has not pinned is left to the OS: it is not pinned, moved
- * or counted as occupying a CPU. Pinning it would pass the pin on to every
- * process and thread it starts (an OpenMP program would size itself to
- * one CPU).
- */
-int nl_step_idle(const struct step *st, int i)
-{
-	const struct nl_view_thread *t = &st->v->threads[i];
-	return !t->pinned && t->has_share && t->cpu_share < st->p->idle_share;
-}
-
-int nl_step_allows(const struct nl_view_thread *t, int cpu)
-{
-	return t->allowed && cpu >= 0 &&
-	       hwloc_bitmap_isset(t->allowed, (unsigned)cpu);
-}
-
-int nl_step_node(const struct step *st, int i)
-{
-	int c = st->cpu[i];
-	return c >= 0 && c < st->v->topo->ncpus ? st->v->topo->cpu_node[c] : -1;
-}
-
-int nl_step_compute_bound(const struct step *st, int i)
-{
-	const struct nl_view_thread *t = &st->v->threads[i];
-	return st->p->compute_oi > 0 && t->has_oi &&
-	       (t->compute_cls ? t->compute_cls > 0
-			       : t->oi > st->p->compute_oi);
-}
-
-int nl_step_data_node(const struct step *st, int i)
-{
-	const struct nl_view_thread *t = &st->v->threads[i];
-	int here = nl_step_node(st, i), P = t->preferred_node;
-
-	if (P < 0 || here < 0 || P == here || nl_step_compute_bound(st, i))
-		return -1;
-	/* Most of its accesses elsewhere, clearly more than here. */
-	if (t->pref_share < st->p->data_share ||
-	    t->pref_share < t->here_share + 0.1)
-		return -1;
-	/* Its process's pages say where the process's data is, not where
-	 * this thread's is: threads that first touched their own data hold
-	 * it where they run, beside the data all share. Only a node with
-	 * more of the pages than of the process's threads (one more thread
-	 * there still not more) calls a thread, and only from a node that
-	 * holds less than half the pages its threads would have touched
-	 * there themselves (docs/algorithms.md, "What a node can
-	 * measure"). */
-	if (t->process_share && !nl_step_pages_say_away(st, i, P))
-		return -1;
-	return P;
-}
-
-int nl_step_pages_say_away(const struct step *st, int i, int P)
-{
-	const struct nl_view_thread *t = &st->v->threads[i];
-	int n = 0, on_p = 0, on_here = 0, here = nl_step_node(st, i);
-
-	for (int j = 0; j < st->v->nthreads; j++) {
-		if (st->v->threads[j].pid != t->pid ||
-		    !nl_step_in_domain(st, j) || nl_step_idle(st, j))
-			continue;
-		int nj = nl_step_node(st, j);
-		n++;
-		on_p += nj == P;
-		on_here += nj == here;
-	}
-	return n > 0 && t->pref_share >= (double)(on_p + 1) / n &&
-	       t->here_share < 0.5 * on_here / n;
-}
-
-/*
- * What a move is judged on: the thread's throughput (ops/s, or its CPU
- * share without op counts) over its process's mean, so that a phase of the
- * whole process does not count; its own throughput when it is alone.
- * Not the 3DyRM perf: that divides by the latency a remote CPU adds, which
- * the ops/s already paid, so a move that gave a thread a CPU of its own
- * or a swap that brought a latency-bound thread home was undone
- * (docs/algorithms.md, judge).
- */
-double nl_step_judge_metric(const struct step *st, int i)
-{
-	const struct nl_view *v = st->v;
-	int siblings = 0;
-	double sum = 0;
-	for (int j = 0; j < v->nthreads; j++)
-		if (v->threads[j].pid == v->threads[i].pid &&
-		    v->threads[j].has_perf) {
-			siblings++;
-			sum += v->threads[j].tput;
-		}
-	if (siblings > 1 && sum > 0)
-		return v->threads[i].tput * siblings / sum;
-	return v->threads[i].tput;
 }
 
 static int plan_simple(struct step *st, enum nl_action_kind kind, int i, int to,
@@ -364,133 +193,6 @@ static int release_crowded(struct step *st)
 	return rc;
 }
 
-int nl_step_crowded(const struct step *st, int i)
-{
-	int c = st->cpu[i];
-	return c >= 0 && !nl_step_idle(st, i) &&
-	       !(st->head[c] == i && st->next[i] < 0);
-}
-
-/* Some CPU of thread i's own binding (within what numalot may use) is
- * free: the OS can move it there itself. */
-int nl_step_own_free_cpu(const struct step *st, int i)
-{
-	const struct nl_view_thread *t = &st->v->threads[i];
-	int c, found = 0;
-	if (!t->own)
-		return nl_step_free_cpu(st, i);
-	hwloc_bitmap_foreach_begin(c, t->own)
-	{
-		if (c >= st->v->topo->ncpus)
-			break;
-		if (nl_step_allows(t, c) && st->head[c] < 0) {
-			found = 1;
-			break;
-		}
-	}
-	hwloc_bitmap_foreach_end();
-	return found;
-}
-
-int nl_step_crowded_by_pins(const struct step *st, int i)
-{
-	int c = st->cpu[i];
-	if (!nl_step_crowded(st, i))
-		return 0;
-	for (int u = st->head[c]; u >= 0; u = st->next[u])
-		if (u != i && st->v->threads[u].pinned && !st->moved[u])
-			return 1;
-	if (st->v->threads[i].pinned && !st->moved[i])
-		return 1;
-	/* Its own binding is full: the OS cannot part them either. */
-	return !nl_step_own_free_cpu(st, i);
-}
-
-/* Why thread i may be moved this step, if at all: its data is elsewhere,
- * or it shares its CPU (a binding the OS may not leave). */
-static int has_reason(const struct step *st, int i)
-{
-	const struct nl_view_thread *t = &st->v->threads[i];
-	if (!nl_step_in_domain(st, i) || !t->has_perf || st->moved[i] ||
-	    nl_step_idle(st, i) || st->cpu[i] < 0)
-		return 0;
-	if (st->p->dest == NL_DEST_ANY)
-		return 1;
-	int data = nl_step_data_node(st, i);
-	/* A held thread may still go to its data node, found elsewhere since
-	 * it moved, but never back to the node it left (docs/algorithms.md,
-	 * hold_s). */
-	if (t->held)
-		return data >= 0 && data != t->left_node;
-	return data >= 0 || nl_step_crowded_by_pins(st, i);
-}
-
-struct ranked {
-	double rel_perf;
-	int tid;
-	int index;
-};
-
-static int cmp_rel(const void *a, const void *b)
-{
-	const struct ranked *x = a, *y = b;
-	if (x->rel_perf != y->rel_perf)
-		return x->rel_perf < y->rel_perf ? -1 : 1;
-	return x->tid - y->tid;
-}
-
-/*
- * IMAR2 candidates, worst relative perf first. Paper: the threads under
- * perf_threshold (none: the single worst one, with always_worst). Default:
- * every thread with a reason in its counters (data elsewhere).
- */
-static int imar2_candidates(struct step *st, int *cand)
-{
-	const struct nl_view *v = st->v;
-	struct ranked *r = malloc(sizeof(*r) * (size_t)(v->nthreads + 1));
-	int n = 0, below = 0;
-
-	if (!r)
-		return -ENOMEM;
-	for (int i = 0; i < v->nthreads; i++)
-		if (has_reason(st, i)) {
-			r[n++] = (struct ranked){v->threads[i].rel_perf,
-						 v->threads[i].tid, i};
-			below += v->threads[i].rel_perf < st->p->perf_threshold;
-		}
-	qsort(r, (size_t)n, sizeof(*r), cmp_rel);
-	if (st->p->dest == NL_DEST_ANY) {
-		if (below == 0 && st->p->always_worst && n > 0)
-			below = 1;
-		n = below;
-	}
-	if (n > st->p->max_migrations)
-		n = st->p->max_migrations;
-	for (int j = 0; j < n; j++)
-		cand[j] = r[j].index;
-	free(r);
-	return n;
-}
-
-/* LBMA candidates: drawn uniformly at random among those with a reason. */
-static int lbma_candidates(struct step *st, struct nl_rng *rng, int *cand)
-{
-	int n = 0, k;
-	for (int i = 0; i < st->v->nthreads; i++)
-		if (has_reason(st, i))
-			cand[n++] = i;
-	/* All of them in a random order: moves() takes the first
-	 * max_migrations, and more while some of those could not move. */
-	k = n;
-	for (int j = 0; j < k; j++) { /* Fisher-Yates */
-		int r = j + (int)nl_rng_below(rng, (uint64_t)(n - j));
-		int x = cand[j];
-		cand[j] = cand[r];
-		cand[r] = x;
-	}
-	return k;
-}
-
 static int step_alloc(struct step *st)
 {
 	int n = st->v->nthreads > 0 ? st->v->nthreads : 1;
@@ -531,7 +233,8 @@ static void step_free(struct step *st)
 }
 
 /* The policy's moves for this step (after takeover and rollback). */
-static int moves(struct step *st, enum nl_policy_kind k, struct nl_rng *rng)
+static int moves(struct step *st, const struct nl_policy_hooks *h,
+		 struct nl_rng *rng)
 {
 	const struct nl_view *v = st->v;
 	int *cand = malloc(sizeof(int) *
@@ -540,8 +243,7 @@ static int moves(struct step *st, enum nl_policy_kind k, struct nl_rng *rng)
 
 	if (!cand)
 		return -ENOMEM;
-	ncand = k == NL_POLICY_IMAR2 ? imar2_candidates(st, cand)
-				     : lbma_candidates(st, rng, cand);
+	ncand = h->candidates(st, rng, cand);
 	if (ncand < 0)
 		rc = ncand;
 	int quota = st->p->max_migrations, planned = 0;
@@ -556,25 +258,18 @@ static int moves(struct step *st, enum nl_policy_kind k, struct nl_rng *rng)
 			continue;
 		size_t before = st->plan->n;
 		rc = nl_step_move(st, i, rng,
-				  k == NL_POLICY_IMAR2 ||
-					  st->p->judge == NL_JUDGE_THREAD);
+				  h->judged || st->p->judge == NL_JUDGE_THREAD);
 		planned += st->plan->n > before &&
 			   st->plan->actions[before].kind != NL_ACT_SKIP;
 	}
-	/* IMAR2's period: shorter while moving, longer with nothing to do. */
-	if (rc == 0 && k == NL_POLICY_IMAR2 &&
-	    st->p->judge == NL_JUDGE_THREAD) {
-		if (ncand == 0)
-			nl_step_lengthen(st->s, st->p->period_max_mult);
-		else if (st->s->period_mult > 1)
-			st->s->period_mult /= 2;
-	}
+	if (rc == 0 && h->period)
+		h->period(st, ncand);
 	free(cand);
 	return rc;
 }
 
 /* The paper's IMAR2/LBMA step, and numalot's (docs/algorithms.md). */
-static int policy_moves(struct step *st, enum nl_policy_kind k,
+static int policy_moves(struct step *st, const struct nl_policy_hooks *h,
 			struct nl_rng *rng)
 {
 	const struct nl_policy_params *p = st->p;
@@ -590,7 +285,7 @@ static int policy_moves(struct step *st, enum nl_policy_kind k,
 	}
 	/* Every move is watched: LBMA's too, on numalot's judge (the
 	 * paper's LBMA keeps whatever its draws did). */
-	if (k == NL_POLICY_IMAR2 || p->judge == NL_JUDGE_THREAD) {
+	if (h->judged || p->judge == NL_JUDGE_THREAD) {
 		rc = p->judge == NL_JUDGE_TOTAL ? nl_rollback_total(st)
 						: nl_rollback_threads(st);
 		if (rc == 0 && p->judge == NL_JUDGE_THREAD)
@@ -601,7 +296,7 @@ static int policy_moves(struct step *st, enum nl_policy_kind k,
 	rc = nl_harm_check(st);
 	if (rc)
 		return rc > 0 ? 0 : rc;
-	return moves(st, k, rng);
+	return moves(st, h, rng);
 }
 
 int nl_policy_step(enum nl_policy_kind k, const struct nl_policy_params *p,
@@ -609,27 +304,31 @@ int nl_policy_step(enum nl_policy_kind k, const struct nl_policy_params *p,
 		   struct nl_rng *rng, struct nl_plan *plan)
 {
 	struct step st = {.v = v, .p = p, .s = s, .plan = plan};
+	const struct nl_policy_hooks *h;
 	int rc, first = s->steps == 0;
 
+	if ((unsigned)k >= NL_POLICY_COUNT)
+		return -EINVAL;
+	h = registry[k];
 	if (s->period_mult < 1)
 		s->period_mult = 1;
 	s->steps++;
-	if (k == NL_POLICY_MONITOR) {
+	if (h->observes) {
 		plan->next_period_s = p->period_s;
 		return 0;
 	}
 	rc = step_alloc(&st);
-	if (rc == 0 && (p->pin_new || k == NL_POLICY_STATIC))
+	if (rc == 0 && (p->pin_new || h->pins_all))
 		rc = pin_new(&st);
 	/* A pinning first step has measured nothing pinned yet. */
-	if (rc == 0 && k != NL_POLICY_STATIC &&
+	if (rc == 0 && h->candidates &&
 	    !(first && (p->pin_new || p->judge == NL_JUDGE_TOTAL)))
-		rc = policy_moves(&st, k, rng);
+		rc = policy_moves(&st, h, rng);
 	if (rc > 0)
 		rc = 0;
-	/* IMAR2's longer periods, but not while the do-no-harm check has
+	/* A policy's longer periods, but not while the do-no-harm check has
 	 * the domain with the OS: that lasts HARM_PERIODS short periods. */
-	if (k != NL_POLICY_IMAR2 || s->harm_phase == 1)
+	if (!h->period || s->harm_phase == 1)
 		s->period_mult = 1;
 	plan->next_period_s = p->period_s * s->period_mult;
 	step_free(&st);

@@ -1,29 +1,17 @@
-/* numalot: the migration policies IMAR2, LBMA, monitor, static
- * (docs/algorithms.md).
+/* numalot: the migration policies (policy_list.h; docs/algorithms.md):
+ * their parameters, what they see and what they plan.
  */
 #ifndef NUMALOT_POLICY_H
 #define NUMALOT_POLICY_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <hwloc.h>
 
 #include "perf.h"
+#include "policy_names.h"
 #include "rng.h"
 #include "topology.h"
-
-enum nl_policy_kind {
-	NL_POLICY_MONITOR, /* observe only: no pinning, no moves */
-	NL_POLICY_STATIC,  /* pin where each thread starts, never move */
-	NL_POLICY_IMAR2,
-	NL_POLICY_LBMA,
-	NL_POLICY_COUNT
-};
-
-const char *nl_policy_name(enum nl_policy_kind k);
-/* Returns 0 and sets *k, or -EINVAL for an unknown name. */
-int nl_policy_from_name(const char *name, enum nl_policy_kind *k);
-/* "monitor, static, imar2, lbma" */
-const char *nl_policy_names(void);
 
 struct nl_tickets {
 	double better;	  /* record on the destination >= current perf (4) */
@@ -84,6 +72,26 @@ struct nl_policy_params {
 	struct nl_tickets tickets;
 	struct nl_perf_params perf;
 };
+
+/* One parameter, described once (params.c): parsing, the reports' params,
+ * numalot help params and docs/algorithms.md's table come from it. */
+enum nl_pp_type { NL_PP_DOUBLE, NL_PP_INT, NL_PP_NAME };
+struct nl_policy_param {
+	const char *name; /* as --param and the reports write it */
+	enum nl_pp_type type;
+	size_t off;		  /* of its field in struct nl_policy_params */
+	double def;		  /* numalot's default (a name: its index) */
+	double paper;		  /* under profile=paper */
+	double min, max;	  /* the range (numbers) */
+	const char *const *names; /* NL_PP_NAME: its values, by enum order */
+	const char *unit;
+	const char *what; /* one line of meaning */
+};
+extern const struct nl_policy_param nl_policy_params_table[];
+extern const size_t nl_policy_nparams;
+
+/* The table of docs/algorithms.md ("How numalot implements this"). */
+void nl_policy_params_markdown(FILE *f);
 
 void nl_policy_params_default(struct nl_policy_params *p);
 /* Set every parameter a profile decides ("numalot" or "paper"). */
@@ -251,6 +259,12 @@ void nl_policy_state_free(struct nl_policy_state *s);
 double nl_tickets_for(const struct nl_view *v, const struct nl_policy_params *p,
 		      const struct nl_view_thread *t, int from_cpu, int to_cpu,
 		      int to_free);
+
+/* From its hooks: it looks at no thread (monitor). */
+int nl_policy_observes(enum nl_policy_kind k);
+/* It may move threads, so page placement runs beside it (not monitor,
+ * static). */
+int nl_policy_moves(enum nl_policy_kind k);
 
 /*
  * One policy step for view->domain: a pure function of the view, the

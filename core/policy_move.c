@@ -236,14 +236,6 @@ static int prefer_idle_cores(struct step *st, int i, int n)
 	return k;
 }
 
-int nl_step_free_cpu(const struct step *st, int i)
-{
-	for (int d = 0; d < st->v->topo->ncpus; d++)
-		if (st->head[d] < 0 && nl_step_allows(&st->v->threads[i], d))
-			return 1;
-	return 0;
-}
-
 /*
  * Does a crowded thread on s gain by going to node D even if wholly bound
  * by its memory's latency? Its CPU share grows by at most the threads on

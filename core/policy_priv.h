@@ -1,6 +1,7 @@
 /*
- * numalot: the scratch of one policy step, shared by policy.c (candidates,
- * rollback, do-no-harm) and policy_move.c (destinations, tickets, draw).
+ * numalot: the scratch of one policy step and its helpers (step.c), shared
+ * by the dispatcher (policy.c), the policies and the parts they call:
+ * policy_move.c (destinations, tickets, draw), rollback.c, watch.c, harm.c.
  */
 #ifndef NUMALOT_POLICY_PRIV_H
 #define NUMALOT_POLICY_PRIV_H
@@ -72,6 +73,9 @@ void nl_step_lengthen(struct nl_policy_state *s, int maxm);
  */
 int nl_rollback_threads(struct step *st);
 int nl_rollback_total(struct step *st);
+/* Why thread i may be moved this step, if at all: its data is elsewhere,
+ * or it shares its CPU (a binding the OS may not leave). */
+int nl_step_has_reason(const struct step *st, int i);
 /* Thread tid's index in the view (sorted by tid), or -1. */
 int nl_step_find(const struct nl_view *v, int tid);
 
@@ -98,5 +102,29 @@ int nl_harm_check(struct step *st);
 int nl_step_move(struct step *st, int i, struct nl_rng *rng, int memo);
 /* Thread i has somewhere to go (a free CPU or a willing partner). */
 int nl_step_can_move(struct step *st, int i);
+
+/*
+ * What a policy's file gives the dispatcher (policy.c; its row in
+ * policy_list.h names it). A step: pin every thread when asked, then
+ * (with candidates) release, roll back, watch, check for harm, and move
+ * up to max_migrations of the candidates.
+ */
+struct nl_policy_hooks {
+	int observes; /* a step plans nothing at all (monitor) */
+	int pins_all; /* pin every thread at take-over, pin_new or not */
+	int judged;   /* its moves are judged (rolled back, watched) on
+			 the paper's judge too, not only on numalot's */
+	/* The threads it would move this step into cand[], best first:
+	 * their count or a negative errno. NULL: it never moves one. */
+	int (*candidates)(struct step *st, struct nl_rng *rng, int *cand);
+	/* After its moves (ncand candidates): set s->period_mult. NULL: the
+	 * period is always period_s. */
+	void (*period)(struct step *st, int ncand);
+};
+
+#define NL_POLICY(id, name, where, about, hooks)                               \
+	extern const struct nl_policy_hooks hooks;
+#include "policy_list.h"
+#undef NL_POLICY
 
 #endif

@@ -8,26 +8,6 @@
 
 #include <math.h>
 
-int nl_step_find(const struct nl_view *v, int tid)
-{
-	int lo = 0, hi = v->nthreads - 1;
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-		if (v->threads[mid].tid == tid)
-			return mid;
-		if (v->threads[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
-}
-
-void nl_step_lengthen(struct nl_policy_state *s, int maxm)
-{
-	s->period_mult = s->period_mult * 2 > maxm ? maxm : s->period_mult * 2;
-}
-
 static int plan_rollback(struct step *st, const struct nl_memo *m, int i,
 			 const char *reason)
 {

@@ -46,9 +46,6 @@ static int hello(const char *sock, double deadline_ms)
 	return rc;
 }
 
-static const char *const policy_list[NL_CHOICE_COUNT] = {"", "monitor", "imar2",
-							 "lbma"};
-
 /*
  * Double fork and setsid: the agent outlives the step that started it. It
  * says on ready_fd (3) "ok" once it serves, or why it cannot; the pipe's
@@ -129,14 +126,15 @@ static int spawn_agent(const struct nl_site *s)
 	snprintf(rdir, sizeof(rdir), "--report-dir=%s", s->report_dir);
 	/* The site's policy holds in the agent too, for every request. */
 	size_t n2 = (size_t)snprintf(allow, sizeof(allow), "--allow=");
-	for (int c = NL_CHOICE_MONITOR; c < NL_CHOICE_COUNT; c++)
-		if (s->allow & (1u << c))
-			n2 += (size_t)snprintf(allow + n2, sizeof(allow) - n2,
-					       "%s%s",
-					       allow[n2 - 1] == '=' ? "" : ",",
-					       policy_list[c]);
+	for (int c = NL_CHOICE_OFF + 1; c < NL_CHOICE_COUNT; c++)
+		if ((s->allow & (1u << c)) &&
+		    strcmp(nl_choice_name((enum nl_choice)c), "?"))
+			n2 += (size_t)snprintf(
+				allow + n2, sizeof(allow) - n2, "%s%s",
+				allow[n2 - 1] == '=' ? "" : ",",
+				nl_choice_name((enum nl_choice)c));
 	snprintf(force, sizeof(force), "--force=%s",
-		 s->force > 0 ? policy_list[s->force] : "");
+		 s->force > 0 ? nl_choice_name((enum nl_choice)s->force) : "");
 	snprintf(nice, sizeof(nice), "--nice=%d", (int)s->agent_nice);
 	/* --config= (no file): the plugin's settings, its file's and
 	 * plugstack.conf's merged, are the agent's, all on this line. */

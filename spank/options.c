@@ -25,10 +25,7 @@ static int opt_bindings(int val, const char *optarg, int remote);
  * option's index (repeated()); usage starts with [numalot], as pyxis's. */
 static struct spank_option numalot_options[] = {
 	{"numalot", "POLICY",
-	 "[numalot] Migrate the job's threads between NUMA nodes with POLICY: "
-	 "imar2, "
-	 "lbma, monitor (observe only) or off. --numalot=help lists what "
-	 "this cluster allows.",
+	 NULL, /* policy_usage(), from the policies' list */
 	 1, 0, opt_policy},
 	{"numalot-report", "PATTERN",
 	 "[numalot] Where numalot writes its JSON report of each step and "
@@ -47,20 +44,43 @@ static struct spank_option numalot_options[] = {
 	 3, opt_period},
 	SPANK_OPTIONS_TABLE_END};
 
+static char *policy_usage(void)
+{
+	static char usage[400];
+	snprintf(usage, sizeof(usage),
+		 "[numalot] Migrate the job's threads between NUMA nodes with "
+		 "POLICY: %s or off. --numalot=help lists what this cluster "
+		 "allows.",
+		 nl_policy_job_names());
+	return usage;
+}
+
+static int cmp_kind_name(const void *a, const void *b)
+{
+	return strcmp(nl_policy_name(*(const enum nl_policy_kind *)a),
+		      nl_policy_name(*(const enum nl_policy_kind *)b));
+}
+
 static void print_help(void)
 {
-	char list[64];
+	enum nl_policy_kind k[NL_POLICY_COUNT];
+	char list[64 + 16 * NL_POLICY_COUNT];
+	size_t n = 0;
+
 	nl_site_allowed_list(site, list, sizeof(list));
-	printf("numalot %s: thread migration between NUMA nodes\n"
-	       "  --numalot=imar2    IMAR2: move under-performing threads, "
-	       "roll back moves that hurt\n"
-	       "  --numalot=lbma     LBMA: lottery-based migration of random "
-	       "threads\n"
-	       "  --numalot=monitor  observe and report only\n"
-	       "  --numalot=off      leave the job alone\n"
+	printf("numalot %s: thread migration between NUMA nodes\n",
+	       NUMALOT_VERSION);
+	for (int i = 0; i < NL_POLICY_COUNT; i++)
+		if (nl_policy_where((enum nl_policy_kind)i) & NL_POLICY_JOBS)
+			k[n++] = (enum nl_policy_kind)i;
+	qsort(k, n, sizeof(k[0]), cmp_kind_name);
+	for (size_t i = 0; i < n; i++)
+		printf("  --numalot=%-8s %s\n", nl_policy_name(k[i]),
+		       nl_policy_about(k[i]));
+	printf("  --numalot=off      leave the job alone\n"
 	       "This cluster: allowed %s; default %s%s%s; period %g s "
 	       "(%g to %g)\n",
-	       NUMALOT_VERSION, list, nl_choice_name(site->default_choice),
+	       list, nl_choice_name(site->default_choice),
 	       site->force >= 0 ? "; forced " : "",
 	       site->force >= 0 ? nl_choice_name(site->force) : "",
 	       site->period_s, site->min_period_s, site->max_period_s);
@@ -176,6 +196,7 @@ static int opt_period(int val, const char *optarg, int remote)
 void nl_options_register(spank_t sp, const struct nl_site *s)
 {
 	site = s;
+	numalot_options[0].usage = policy_usage();
 	for (struct spank_option *o = numalot_options; o->name; o++)
 		if (spank_option_register(sp, o) != ESPANK_SUCCESS)
 			slurm_error("numalot: cannot register --%s", o->name);

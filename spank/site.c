@@ -8,30 +8,53 @@
 #include <string.h>
 
 #include "siteconf.h"
+#include "util.h"
 
-static const char *const choice_names[NL_CHOICE_COUNT] = {"off", "monitor",
-							  "imar2", "lbma"};
+static int is_choice(int c)
+{
+	return c == NL_CHOICE_OFF ||
+	       (c > 0 && c < NL_CHOICE_COUNT &&
+		(nl_policy_where((enum nl_policy_kind)(c - 1)) &
+		 NL_POLICY_JOBS));
+}
 
 const char *nl_choice_name(enum nl_choice c)
 {
-	return (unsigned)c < NL_CHOICE_COUNT ? choice_names[c] : "?";
+	if (!is_choice(c))
+		return "?";
+	return c == NL_CHOICE_OFF
+		       ? "off"
+		       : nl_policy_name((enum nl_policy_kind)(c - 1));
 }
 
 int nl_choice_from_name(const char *name, enum nl_choice *c)
 {
-	for (int i = 0; i < NL_CHOICE_COUNT; i++)
-		if (name && !strcmp(name, choice_names[i])) {
-			*c = (enum nl_choice)i;
-			return 0;
-		}
-	return -1;
+	enum nl_policy_kind k;
+
+	if (name && !strcmp(name, "off")) {
+		*c = NL_CHOICE_OFF;
+		return 0;
+	}
+	if (nl_policy_from_name(name, &k) < 0 || !is_choice(1 + k))
+		return -1;
+	*c = (enum nl_choice)(1 + k);
+	return 0;
+}
+
+/* Every choice's bit. */
+static unsigned all_choices(void)
+{
+	unsigned bits = 0;
+	for (int c = 0; c < NL_CHOICE_COUNT; c++)
+		bits |= is_choice(c) ? 1u << c : 0;
+	return bits;
 }
 
 void nl_site_default(struct nl_site *s, const char *agent_path)
 {
 	memset(s, 0, sizeof(*s));
 	s->default_choice = NL_CHOICE_OFF;
-	s->allow = (1u << NL_CHOICE_COUNT) - 1;
+	s->allow = all_choices();
 	s->force = -1;
 	snprintf(s->agent, sizeof(s->agent), "%s", agent_path);
 	snprintf(s->socket, sizeof(s->socket), "/run/numalot/numalotd.sock");
@@ -165,10 +188,11 @@ static int apply(struct nl_site *s, const char *key, const char *v)
 /* What a key takes, for the message about a bad value. */
 static const char *valid_values(const char *key)
 {
-	static const char *const hints[][2] = {
-		{"default", "imar2, lbma, monitor or off"},
-		{"force", "imar2, lbma, monitor or off"},
-		{"allow", "a list of imar2, lbma, monitor, off"},
+	static char one[128], list[140];
+	const char *const hints[][2] = {
+		{"default", one},
+		{"force", one},
+		{"allow", list},
 		{"counters", "auto, papi, perf or software"},
 		{"bindings", "keep or free"},
 		{"user_reports", "always, request or never"},
@@ -176,6 +200,12 @@ static const char *valid_values(const char *key)
 		{"idle_exit", "seconds from 0 to 86400"},
 		{"agent_nice", "a whole number from -20 to 19"},
 		{"topology", "an hwloc synthetic description"}};
+
+	if (!one[0]) {
+		snprintf(one, sizeof(one), "%s or off", nl_policy_job_names());
+		snprintf(list, sizeof(list), "a list of %s, off",
+			 nl_policy_job_names());
+	}
 	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++)
 		if (!strcmp(key, hints[i][0]))
 			return hints[i][1];
@@ -355,16 +385,17 @@ void nl_site_misconfigured(const struct nl_site *s, char *buf, size_t len)
 
 void nl_site_allowed_list(const struct nl_site *s, char *buf, size_t len)
 {
-	static const enum nl_choice order[] = {NL_CHOICE_IMAR2, NL_CHOICE_LBMA,
-					       NL_CHOICE_MONITOR,
-					       NL_CHOICE_OFF};
-	size_t n = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < 4 && n < len; i++)
-		if (s->allow & (1u << order[i]))
-			n += (size_t)snprintf(buf + n, len - n, "%s%s",
-					      n ? ", " : "",
-					      nl_choice_name(order[i]));
+	const char *names[NL_CHOICE_COUNT] = {NULL};
+	size_t n;
+
+	/* The policies sorted, then off. */
+	for (int c = 1; c < NL_CHOICE_COUNT; c++)
+		if (is_choice(c) && (s->allow & (1u << c)))
+			names[c] = nl_choice_name((enum nl_choice)c);
+	nl_names_join(names, NL_CHOICE_COUNT, 1, buf, len);
+	n = strlen(buf);
+	if ((s->allow & (1u << NL_CHOICE_OFF)) && n < len)
+		snprintf(buf + n, len - n, "%s%s", n ? ", " : "", "off");
 }
 
 int nl_site_check_repeat(char *first, size_t len, const char *option,

@@ -4,15 +4,20 @@
 
 #include <stddef.h>
 
-/* The policies a user can ask for with --numalot. */
+#include "policy_names.h"
+
+/* What a user can ask for with --numalot: off, or 1 + the kind of a policy
+ * jobs may choose (NL_POLICY_JOBS in policy_list.h). */
 enum nl_choice {
 	NL_CHOICE_OFF,
-	NL_CHOICE_MONITOR,
-	NL_CHOICE_IMAR2,
-	NL_CHOICE_LBMA,
-	NL_CHOICE_COUNT
+	/* what --numalot-report alone asks for */
+	NL_CHOICE_MONITOR = 1 + NL_POLICY_MONITOR,
+	NL_CHOICE_COUNT = 1 + NL_POLICY_COUNT
 };
 
+#define NL_CHOICE_OF(kind) ((enum nl_choice)(1 + (kind)))
+
+/* Its name ("?" for a number that is no choice). */
 const char *nl_choice_name(enum nl_choice c);
 /* 0 and *c, or -1 for a name not in "imar2, lbma, monitor, off". */
 int nl_choice_from_name(const char *name, enum nl_choice *c);

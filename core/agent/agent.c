@@ -59,7 +59,7 @@ static void log_site(const struct nl_agent_config *c)
 	char allow[64] = "";
 	size_t n = 0;
 	for (int k = 0; k < NL_POLICY_COUNT; k++)
-		if (k != NL_POLICY_STATIC &&
+		if ((nl_policy_where(k) & NL_POLICY_JOBS) &&
 		    (!c->allow || (c->allow & (1u << k))))
 			n += (size_t)snprintf(allow + n, sizeof(allow) - n,
 					      "%s%s", n ? "," : "",

@@ -57,18 +57,19 @@ static int seconds(FILE *err, const char *opt, const char *v, double lo,
 	return 0;
 }
 
-/* A policy numalotd enforces: imar2, lbma or monitor (0), or off (1: no
- * policy, as the plugin's allow= and force= take it). */
+/* A policy numalotd enforces: one jobs may choose (policy_list.h) (0), or
+ * off (1: no policy, as the plugin's allow= and force= take it). */
 static int agent_policy(FILE *err, const char *opt, const char *v,
 			enum nl_policy_kind *k)
 {
 	if (!strcmp(v, "off"))
 		return 1;
-	if (nl_policy_from_name(v, k) < 0 || *k == NL_POLICY_STATIC) {
+	if (nl_policy_from_name(v, k) < 0 ||
+	    !(nl_policy_where(*k) & NL_POLICY_JOBS)) {
 		fprintf(err,
-			"numalotd: --%s: unknown policy \"%s\" (valid: imar2, "
-			"lbma, monitor, off)\n",
-			opt, v);
+			"numalotd: --%s: unknown policy \"%s\" (valid: %s, "
+			"off)\n",
+			opt, v, nl_policy_job_names());
 		return -1;
 	}
 	return 0;
@@ -94,8 +95,9 @@ static int set_allow(FILE *err, const char *v, unsigned *allow)
 	}
 	/* 0 would allow every policy: an empty list fails closed. */
 	if (!*allow) {
-		fprintf(err, "numalotd: --allow wants at least one of imar2, "
-			     "lbma, monitor, off\n");
+		fprintf(err,
+			"numalotd: --allow wants at least one of %s, off\n",
+			nl_policy_job_names());
 		return -1;
 	}
 	return 0;

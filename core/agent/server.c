@@ -314,11 +314,11 @@ static struct json_object *do_register(struct nl_server *s,
 			       : refuse(peer, "permission",
 					"a user may only register their "
 					"own processes");
-	if (nl_policy_from_name(q->policy, &k) < 0 || k == NL_POLICY_STATIC) {
+	if (nl_policy_from_name(q->policy, &k) < 0 ||
+	    !(nl_policy_where(k) & NL_POLICY_JOBS)) {
 		snprintf(err, sizeof(err),
-			 "unknown policy \"%.16s\" (valid: imar2, lbma, "
-			 "monitor)",
-			 q->policy);
+			 "unknown policy \"%.16s\" (valid: %s)", q->policy,
+			 nl_policy_job_names());
 		return refuse(peer, "bad-request", err);
 	}
 	if (site_policy(s, &k, notes, sizeof(notes), err, sizeof(err)) < 0)

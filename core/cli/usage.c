@@ -21,7 +21,8 @@ static const struct {
 	 "                      software (no PMU)\n"
 	 "  --seed=N            the random generator's seed (default 1)\n"
 	 "  --report=FILE       write the JSON report\n"
-	 "  --param KEY=VALUE   a policy parameter (repeatable)\n"
+	 "  --param KEY=VALUE   a policy parameter (repeatable; numalot help "
+	 "params)\n"
 	 "  --machine=FILE      the machine of a machine file (numalot "
 	 "calibrate) instead\n"
 	 "                      of the scenario's\n"
@@ -34,7 +35,8 @@ static const struct {
 	 "  --seeds=N           seeds per scenario (default 5)\n"
 	 "  --jobs=N            processes in parallel (default: the CPUs)\n"
 	 "  --json=FILE --svg=FILE --html=FILE   the results as files\n"
-	 "  --param KEY=VALUE   a policy parameter (repeatable)\n"
+	 "  --param KEY=VALUE   a policy parameter (repeatable; numalot help "
+	 "params)\n"
 	 "  --os=MODE           the modelled OS (default linux)\n"
 	 "  --machine=FILE      every scenario file on the machine of a "
 	 "machine file\n"
@@ -120,7 +122,8 @@ static const char run_options[] =
 	"  --period=SECONDS    the sampling period\n"
 	"  --counters=auto|papi|perf|software   the counter backend\n"
 	"  --report=FILE       write the JSON report at the end\n"
-	"  --param KEY=VALUE   a policy parameter (repeatable)\n"
+	"  --param KEY=VALUE   a policy parameter (repeatable; numalot help "
+	"params)\n"
 	"  --seed=N            the lottery's seed (default 1)\n"
 	"  --topology=SPEC     decide on this topology (hwloc XML or "
 	"synthetic)\n"
@@ -151,11 +154,17 @@ static void all_usage(FILE *f)
 		   "and bench\n"
 		   "  version   print the version\n\n"
 		   "options: -h, --help (this text), --version\n"
+		   "numalot help params: every policy parameter\n"
 		   "See numalot(1).\n");
 }
 
 void nl_cli_usage(const char *cmd, FILE *f)
 {
+	if (!strcmp(cmd, "params")) {
+		fputs("policy parameters (--param KEY=VALUE):\n", f);
+		nl_policy_params_markdown(f);
+		return;
+	}
 	for (size_t i = 0; i < sizeof(usages) / sizeof(usages[0]); i++) {
 		if (strcmp(cmd, usages[i].cmd))
 			continue;

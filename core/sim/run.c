@@ -25,28 +25,34 @@
 /* The machine's clock advances by this much per wait of a baseline. */
 #define WAIT_S 1.0
 
+/* Every policy of the registry, the baselines, the paper runs. */
 static const char *const run_names[NL_RUN_COUNT] = {
-	[NL_RUN_IMAR2] = "imar2",
-	[NL_RUN_LBMA] = "lbma",
-	[NL_RUN_MONITOR] = "monitor",
-	[NL_RUN_STATIC] = "static",
+#define NL_POLICY(id, name, where, about, hooks)                               \
+	[NL_POLICY_##id] = name,                                               \
+	[NL_RUN_PAPER + NL_POLICY_##id] =                                      \
+		(where)&NL_POLICY_PAPER ? name "-paper" : NULL,
+#include "policy_list.h"
+#undef NL_POLICY
 	[NL_RUN_LINUX] = "linux",
 	[NL_RUN_LINUX_NONUMA] = "linux-nonuma",
 	[NL_RUN_BEST_STATIC] = "best-static",
 	[NL_RUN_IDEAL_LOCALITY] = "ideal-locality",
-	[NL_RUN_IMAR2_PAPER] = "imar2-paper",
-	[NL_RUN_LBMA_PAPER] = "lbma-paper",
 };
+
+static int is_run(enum nl_run_kind k)
+{
+	return (unsigned)k < NL_RUN_COUNT && run_names[k];
+}
 
 const char *nl_run_name(enum nl_run_kind k)
 {
-	return (unsigned)k < NL_RUN_COUNT ? run_names[k] : "?";
+	return is_run(k) ? run_names[k] : "?";
 }
 
 int nl_run_from_name(const char *name, enum nl_run_kind *k)
 {
 	for (int i = 0; name && i < NL_RUN_COUNT; i++)
-		if (strcmp(name, run_names[i]) == 0) {
+		if (run_names[i] && strcmp(name, run_names[i]) == 0) {
 			*k = (enum nl_run_kind)i;
 			return 0;
 		}
@@ -55,33 +61,36 @@ int nl_run_from_name(const char *name, enum nl_run_kind *k)
 
 const char *nl_run_names(void)
 {
-	static char buf[256];
+	static char buf[3 * 16 * NL_RUN_COUNT + 8];
+	char part[3][16 * NL_RUN_COUNT];
 
-	if (!buf[0])
-		nl_names_join(run_names, NL_RUN_COUNT, 0, buf, sizeof(buf));
+	if (buf[0])
+		return buf;
+	nl_names_join(run_names, NL_POLICY_COUNT, 1, part[0], sizeof(part[0]));
+	nl_names_join(run_names + NL_POLICY_COUNT,
+		      NL_RUN_PAPER - NL_POLICY_COUNT, 0, part[1],
+		      sizeof(part[1]));
+	nl_names_join(run_names + NL_RUN_PAPER, NL_POLICY_COUNT, 1, part[2],
+		      sizeof(part[2]));
+	snprintf(buf, sizeof(buf), "%s, %s%s%s", part[0], part[1],
+		 part[2][0] ? ", " : "", part[2]);
 	return buf;
 }
 
 int nl_run_engine_policy(enum nl_run_kind k, enum nl_policy_kind *p)
 {
-	switch (k) {
-	case NL_RUN_IMAR2:
-	case NL_RUN_IMAR2_PAPER:
-		*p = NL_POLICY_IMAR2;
-		return 1;
-	case NL_RUN_LBMA:
-	case NL_RUN_LBMA_PAPER:
-		*p = NL_POLICY_LBMA;
-		return 1;
-	case NL_RUN_MONITOR:
-		*p = NL_POLICY_MONITOR;
-		return 1;
-	case NL_RUN_STATIC:
-		*p = NL_POLICY_STATIC;
-		return 1;
-	default:
+	if (!is_run(k) || (k >= NL_RUN_LINUX && k < NL_RUN_PAPER))
 		return 0;
-	}
+	*p = (enum nl_policy_kind)(k < NL_RUN_PAPER ? k : k - NL_RUN_PAPER);
+	return 1;
+}
+
+int nl_run_profile(enum nl_run_kind k, enum nl_profile *pr)
+{
+	if (!is_run(k) || k < NL_RUN_PAPER)
+		return 0;
+	*pr = NL_PROFILE_PAPER;
+	return 1;
 }
 
 void nl_run_opts_default(struct nl_run_opts *o)
@@ -441,7 +450,7 @@ int nl_runs_get(struct nl_runs *rs, enum nl_run_kind k,
 
 	if (err && errlen)
 		*err = 0;
-	if ((unsigned)k >= NL_RUN_COUNT)
+	if (!is_run(k))
 		return -EINVAL;
 	if (rs->done[k]) {
 		*out = &rs->res[k];
@@ -453,8 +462,9 @@ int nl_runs_get(struct nl_runs *rs, enum nl_run_kind k,
 		struct nl_engine *e = NULL;
 
 		struct nl_run_opts o = rs->o;
-		if (k == NL_RUN_IMAR2_PAPER || k == NL_RUN_LBMA_PAPER)
-			nl_policy_params_profile(&o.params, NL_PROFILE_PAPER);
+		enum nl_profile pr;
+		if (nl_run_profile(k, &pr))
+			nl_policy_params_profile(&o.params, pr);
 		rc = nl_run_engine(rs->sc, pk, &o, rs->seed, &m, &e, err,
 				   errlen);
 		if (rc == 0)

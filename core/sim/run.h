@@ -27,28 +27,42 @@ struct nl_engine;
 struct nl_machine;
 struct nl_scenario;
 
+/*
+ * A run: a policy of the registry (policy_list.h) with the parameters
+ * given, a baseline, or a policy with NL_POLICY_PAPER under profile=paper
+ * ("<name>-paper"). Numbers of no run (a policy without a paper run) have
+ * no name and are refused.
+ */
 enum nl_run_kind {
-	NL_RUN_IMAR2,
-	NL_RUN_LBMA,
-	NL_RUN_MONITOR,
-	NL_RUN_STATIC,
-	NL_RUN_LINUX,
+	/* 0 .. NL_POLICY_COUNT - 1: the policy of that kind */
+	NL_RUN_LINUX = NL_POLICY_COUNT,
 	NL_RUN_LINUX_NONUMA,
 	NL_RUN_BEST_STATIC,
 	NL_RUN_IDEAL_LOCALITY,
-	NL_RUN_IMAR2_PAPER, /* imar2 and lbma with profile=paper */
-	NL_RUN_LBMA_PAPER,
-	NL_RUN_COUNT
+	NL_RUN_PAPER, /* + a policy's kind: that policy, profile=paper */
+	NL_RUN_COUNT = NL_RUN_PAPER + NL_POLICY_COUNT,
+	/* The runs numalot's own code names. */
+	NL_RUN_IMAR2 = NL_POLICY_IMAR2,
+	NL_RUN_LBMA = NL_POLICY_LBMA,
+	NL_RUN_MONITOR = NL_POLICY_MONITOR,
+	NL_RUN_STATIC = NL_POLICY_STATIC,
+	NL_RUN_IMAR2_PAPER = NL_RUN_PAPER + NL_POLICY_IMAR2,
+	NL_RUN_LBMA_PAPER = NL_RUN_PAPER + NL_POLICY_LBMA,
 };
 
+/* Its name, or "?" for a number of no run. */
 const char *nl_run_name(enum nl_run_kind k);
 /* 0 and *k, or -EINVAL for an unknown name. */
 int nl_run_from_name(const char *name, enum nl_run_kind *k);
-/* "imar2, lbma, monitor, static, linux, linux-nonuma, best-static,
- * ideal-locality, imar2-paper, lbma-paper" */
+/* The policies (sorted), the baselines, the paper runs (sorted): "imar2,
+ * lbma, monitor, static, linux, linux-nonuma, best-static, ideal-locality,
+ * imar2-paper, lbma-paper" */
 const char *nl_run_names(void);
 /* 1 and *p for a policy the engine runs, 0 for a baseline. */
 int nl_run_engine_policy(enum nl_run_kind k, enum nl_policy_kind *p);
+/* The profile a run sets over the parameters given: 1 and *pr (paper
+ * runs), or 0 (the parameters as given). */
+int nl_run_profile(enum nl_run_kind k, enum nl_profile *pr);
 
 struct nl_run_opts {
 	struct nl_policy_params params; /* of the engine's policies */

@@ -378,11 +378,25 @@ static void names(void **state)
 	enum nl_os_mode os;
 
 	(void)state;
+	int runs = 0;
 	for (int i = 0; i < NL_RUN_COUNT; i++) {
+		enum nl_policy_kind p;
+		if (!strcmp(nl_run_name(i), "?")) { /* a number of no run */
+			assert_int_equal(nl_run_engine_policy(i, &p), 0);
+			continue;
+		}
+		runs++;
 		assert_int_equal(nl_run_from_name(nl_run_name(i), &k), 0);
 		assert_int_equal(k, i);
 		assert_non_null(strstr(nl_run_names(), nl_run_name(i)));
 	}
+	/* Every policy, 4 baselines, the 2 with a paper run. */
+	assert_int_equal(runs, NL_POLICY_COUNT + 4 + 2);
+	assert_string_equal(nl_run_names(),
+			    "imar2, lbma, monitor, static, linux, "
+			    "linux-nonuma, best-static, ideal-locality, "
+			    "imar2-paper, lbma-paper");
+	assert_int_equal(nl_run_from_name("monitor-paper", &k), -EINVAL);
 	assert_int_equal(nl_run_from_name("linux-numa", &k), -EINVAL);
 	assert_int_equal(nl_os_mode_from_name("linux-nonuma", &os), 0);
 	assert_int_equal(os, NL_OS_LINUX_NONUMA);

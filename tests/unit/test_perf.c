@@ -10,13 +10,22 @@
 #include <string.h>
 
 #include "perf.h"
+#include "policy.h"
 
 static struct nl_perf_params P;
+
+/* The defaults, as the policy's parameters set them (params.c). */
+static void perf_defaults(struct nl_perf_params *p)
+{
+	struct nl_policy_params pp;
+	nl_policy_params_default(&pp);
+	*p = pp.perf;
+}
 
 static int setup(void **state)
 {
 	(void)state;
-	nl_perf_params_default(&P);
+	perf_defaults(&P);
 	return 0;
 }
 
@@ -63,7 +72,7 @@ static void perf_exponents(void **state)
 	P.gamma = 0;
 	assert_int_equal(nl_perf_compute(&s, &P, 2, &pf), 0);
 	assert_true(fabs(pf.perf - 4e9 / (120.0 * 120.0)) < 1e-3);
-	nl_perf_params_default(&P);
+	perf_defaults(&P);
 }
 
 static void perf_missing_latency_and_oi(void **state)

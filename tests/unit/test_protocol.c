@@ -218,9 +218,9 @@ static void plugstack(void **state)
 	assert_int_equal(nl_site_parse(&s, 12, good, complain), 0);
 	assert_int_equal(complaints, 0);
 	assert_int_equal(s.default_choice, NL_CHOICE_MONITOR);
-	assert_int_equal(s.force, NL_CHOICE_IMAR2);
+	assert_int_equal(s.force, NL_CHOICE_OF(NL_POLICY_IMAR2));
 	assert_true(s.allow & (1u << NL_CHOICE_OFF)); /* always */
-	assert_false(s.allow & (1u << NL_CHOICE_LBMA));
+	assert_false(s.allow & (1u << NL_CHOICE_OF(NL_POLICY_LBMA)));
 	assert_string_equal(s.topology, "numa:2 core:4 pu:1");
 	assert_true(s.period_s == 0.5 && s.max_period_s == 5);
 	/* A task's binding: a start by default, the limit with keep. */
@@ -352,10 +352,10 @@ static void step_choice(void **state)
 	assert_int_equal(c, NL_CHOICE_MONITOR);
 	assert_true(implied);
 	/* ...with --numalot: the user's. */
-	assert_int_equal(nl_site_step_choice(&s, NL_CHOICE_LBMA, 1, &c,
-					     &implied, msg, 300),
+	assert_int_equal(nl_site_step_choice(&s, NL_CHOICE_OF(NL_POLICY_LBMA),
+					     1, &c, &implied, msg, 300),
 			 0);
-	assert_int_equal(c, NL_CHOICE_LBMA);
+	assert_int_equal(c, NL_CHOICE_OF(NL_POLICY_LBMA));
 	assert_false(implied);
 	/* --numalot=off --numalot-report: off, as asked. */
 	assert_int_equal(nl_site_step_choice(&s, NL_CHOICE_OFF, 1, &c, &implied,
@@ -373,10 +373,10 @@ static void step_choice(void **state)
 		msg, "numalot: --numalot-report needs numalot on for the step; "
 		     "alone it asks for monitor, which this cluster does not "
 		     "allow (allowed: imar2, lbma, off): add --numalot=POLICY");
-	assert_int_equal(nl_site_step_choice(&s, NL_CHOICE_IMAR2, 1, &c,
-					     &implied, msg, 300),
+	assert_int_equal(nl_site_step_choice(&s, NL_CHOICE_OF(NL_POLICY_IMAR2),
+					     1, &c, &implied, msg, 300),
 			 0);
-	assert_int_equal(c, NL_CHOICE_IMAR2);
+	assert_int_equal(c, NL_CHOICE_OF(NL_POLICY_IMAR2));
 
 	/* force=off: refused; force=lbma: lbma, whatever monitor is. */
 	nl_site_default(&s, "/usr/sbin/numalotd");
@@ -388,19 +388,19 @@ static void step_choice(void **state)
 	nl_site_parse(&s, 2, force_lbma, NULL);
 	assert_int_equal(nl_site_step_choice(&s, -1, 1, &c, &implied, msg, 300),
 			 0);
-	assert_int_equal(c, NL_CHOICE_LBMA);
+	assert_int_equal(c, NL_CHOICE_OF(NL_POLICY_LBMA));
 	assert_false(implied);
 	assert_int_equal(nl_site_step_choice(&s, NL_CHOICE_OFF, 0, &c, &implied,
 					     msg, 300),
 			 0);
-	assert_int_equal(c, NL_CHOICE_LBMA);
+	assert_int_equal(c, NL_CHOICE_OF(NL_POLICY_LBMA));
 
 	/* A default that is on stays the default. */
 	nl_site_default(&s, "/usr/sbin/numalotd");
 	nl_site_parse(&s, 1, lbma_default, NULL);
 	assert_int_equal(nl_site_step_choice(&s, -1, 1, &c, &implied, msg, 300),
 			 0);
-	assert_int_equal(c, NL_CHOICE_LBMA);
+	assert_int_equal(c, NL_CHOICE_OF(NL_POLICY_LBMA));
 	assert_false(implied);
 
 	/* user_reports=never: the report is ignored, so asks for nothing. */

@@ -101,15 +101,15 @@ static void plugin_file_then_plugstack(void **state)
 	assert_int_equal(nl_site_load(&s, p, 1, av, complain), 0);
 	assert_string_equal(told, "");
 	assert_string_equal(s.conf, p);
-	assert_true(s.allow & (1u << NL_CHOICE_IMAR2));
-	assert_false(s.allow & (1u << NL_CHOICE_LBMA));
+	assert_true(s.allow & (1u << NL_CHOICE_OF(NL_POLICY_IMAR2)));
+	assert_false(s.allow & (1u << NL_CHOICE_OF(NL_POLICY_LBMA)));
 	assert_string_equal(s.report_dir, "/var/r");
 	assert_true(s.period_s == 3 && s.max_period_s == 5);
 	/* config= names another file; config=none, no file. */
 	char *other[] = {"config=none", "default=monitor"};
 	nl_site_default(&s, "/usr/sbin/numalotd");
 	assert_int_equal(nl_site_load(&s, p, 2, other, complain), 0);
-	assert_true(s.allow & (1u << NL_CHOICE_LBMA));
+	assert_true(s.allow & (1u << NL_CHOICE_OF(NL_POLICY_LBMA)));
 	assert_int_equal(s.default_choice, NL_CHOICE_MONITOR);
 	assert_string_equal(s.report_dir, "");
 	/* What the line sets that a service's agent would not see. */
