@@ -64,6 +64,28 @@ static int have(const char *prog)
 	return 0;
 }
 
+/* A numad already running (its pid file, a live process named numad):
+ * its pid, else 0. eval must not start a second one nor stop the site's. */
+static int numad_already(void)
+{
+	FILE *f = fopen("/var/run/numad.pid", "r");
+	char path[64], comm[32] = "";
+	int pid = 0;
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = pid > 0 ? fopen(path, "r") : NULL;
+	if (f) {
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+	}
+	return !strncmp(comm, "numad", 5) ? pid : 0;
+}
+
 void nl_eval_systems(struct eval_conf *c, int uid)
 {
 	int v = read_balancing();
@@ -106,6 +128,12 @@ void nl_eval_systems(struct eval_conf *c, int uid)
 		snprintf(c->skip[SYS_NUMAD], sizeof(c->skip[SYS_NUMAD]),
 			 "numad is not installed (Debian: apt-get install "
 			 "numad)");
+	} else if (numad_already()) {
+		c->sys_on[SYS_NUMAD] = 0;
+		snprintf(c->skip[SYS_NUMAD], sizeof(c->skip[SYS_NUMAD]),
+			 "numad already runs here (pid %d): it would act in "
+			 "every run; stop it for a fair comparison",
+			 numad_already());
 	} else if (uid != 0) {
 		c->sys_on[SYS_NUMAD] = 0;
 		snprintf(c->skip[SYS_NUMAD], sizeof(c->skip[SYS_NUMAD]),
