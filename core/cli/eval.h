@@ -48,6 +48,7 @@ struct eval_conf {
 	int srun;		/* each process a Slurm step */
 	const char *srun_args;	/* more srun options, one word each */
 	const char *numad_args; /* numad's options */
+	char *owned[2];		/* ...the two above when read by --resume */
 	const char *json, *html, *logs;
 	char numalot[4096]; /* this binary, for numalot attach */
 	/* Systems: run, or why not. */

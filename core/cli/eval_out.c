@@ -323,9 +323,9 @@ int nl_eval_load(const char *path, struct eval_plan *p, char *err, size_t len)
 	c->use_numactl = !strcmp(
 		get_s(o, "placement") ? get_s(o, "placement") : "", "numactl");
 	if ((s = get_s(o, "srun_args")))
-		c->srun_args = strdup(s);
+		c->srun_args = c->owned[0] = strdup(s);
 	if ((s = get_s(o, "numad_args")))
-		c->numad_args = strdup(s);
+		c->numad_args = c->owned[1] = strdup(s);
 	if (json_object_get_int(get(o, "nodes")) != c->nodes) {
 		nl_errf(err, len, -1,
 			"%s: written on a node with %d NUMA nodes, this one "
@@ -494,4 +494,7 @@ void nl_eval_free(struct eval_plan *p)
 	}
 	free(p->runs);
 	p->runs = NULL;
+	free(p->c.owned[0]);
+	free(p->c.owned[1]);
+	p->c.owned[0] = p->c.owned[1] = NULL;
 }
