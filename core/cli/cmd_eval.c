@@ -506,6 +506,15 @@ int nl_cmd_eval(int argc, char **argv)
 		if (!c->sys_on[y])
 			nl_cli_error(EVAL_CMD, "skipped: %s: %s",
 				     nl_eval_system_names[y], c->skip[y]);
+	double up = 0;
+	FILE *uf = c->sys_on[SYS_NUMAD] ? fopen("/proc/uptime", "r") : NULL;
+	if (uf && fscanf(uf, "%lf", &up) == 1 && up < 300)
+		nl_cli_error(EVAL_CMD,
+			     "warning: up %.0f s: numad acts only after 300 s "
+			     "of uptime, so its first runs see it idle",
+			     up);
+	if (uf)
+		fclose(uf);
 	if (nl_eval_save(&p, c->json) < 0) {
 		nl_eval_free(&p);
 		return NL_EXIT_USAGE;
