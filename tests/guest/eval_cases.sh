@@ -90,4 +90,23 @@ check "each process's thread and pages where its class puts them, under every sy
 	test -z "$bad_place"
 grep -h "pages:" "$T"/logs/ind-lbma-r1-p*.log "$T"/logs/interleave-linux-r1-p*.log 2>/dev/null | sed 's/^/# /'
 check "the page holds the three classes" test "$(grep -c '<h2>class ' "$T/e.html")" -eq 3
+# SIGINT while a linux-nobalance run holds NUMA balancing off: the run's
+# processes stopped, balancing back as found, the JSON kept for --resume.
+"$N" eval --reps=2 --systems=linux-nobalance --kernels=ep --size=small \
+	--iterations=10 --threads=1 --workload="$W" --no-warmup --seed=3 \
+	--json="$T/i.json" >/dev/null 2>"$T/ierr" &
+pid=$!
+off=0
+for _ in $(seq 600); do
+	[ "$(cat /proc/sys/kernel/numa_balancing)" = 0 ] && off=1 && break
+	sleep 0.05
+done
+kill -INT $pid
+wait $pid
+rc=$?
+check "SIGINT during a run with balancing off (seen off: $off): exit 130 (status $rc)" \
+	test $off -eq 1 -a $rc -eq 130
+check "SIGINT: automatic NUMA balancing back as found ($before)" \
+	test "$(cat /proc/sys/kernel/numa_balancing)" = "$before"
+check "SIGINT: the JSON kept, not complete" test "$(json "$T/i.json" 'r["complete"]')" = False
 rm -rf "$T"
