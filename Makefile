@@ -158,7 +158,10 @@ $(TESTS): $(BUILD)/tests/%: tests/unit/%.c $(TEST_LINK)
 	@mkdir -p $(dir $@)
 	$(CC) $(NL_CFLAGS) $(INC_tests) $(CFLAGS) $(SAN_CFLAGS) $(EXE_CFLAGS) \
 		$(EXE_LDFLAGS) $(SAN_LDFLAGS) -MMD -MP -MF $@.d -MT $@ -o $@ $< \
-		$(TEST_LINK) $(NL_LIBS) $(TEST_LIBS)
+		$(TEST_CLI_$(@F)) $(TEST_LINK) $(NL_LIBS) $(TEST_LIBS)
+# A unit test of a command-line file links that file too.
+TEST_CLI_test_eval_stats := $(BUILD)/core/cli/eval_stats.o
+$(BUILD)/tests/test_eval_stats: $(TEST_CLI_test_eval_stats)
 
 $(BENCHES): $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)

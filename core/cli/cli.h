@@ -26,6 +26,7 @@ int nl_cmd_request(int argc, char **argv);
 int nl_cmd_report(int argc, char **argv);
 int nl_cmd_version(int argc, char **argv);
 int nl_cmd_calibrate(int argc, char **argv);
+int nl_cmd_eval(int argc, char **argv);
 
 /* Print "numalot CMD: message" to stderr. */
 void nl_cli_error(const char *cmd, const char *fmt, ...)

@@ -20,6 +20,7 @@ static const struct {
 	{"request", nl_cmd_request},
 	{"report", nl_cmd_report},
 	{"calibrate", nl_cmd_calibrate},
+	{"eval", nl_cmd_eval},
 	{"version", nl_cmd_version},
 };
 
@@ -80,7 +81,8 @@ int main(int argc, char **argv)
 			return commands[i].run(argc - optind, argv + optind);
 	fprintf(stderr,
 		"numalot: unknown command \"%s\" (valid: sim, bench, run, "
-		"attach, info, status, request, report, calibrate, version, "
+		"attach, info, status, request, report, calibrate, eval, "
+		"version, "
 		"help)\n",
 		cmd);
 	return NL_EXIT_USAGE;

@@ -12,7 +12,7 @@ trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$T"' EXIT
 . "$(dirname "$0")/../lib.sh"
 
 # --help on every command: its own usage, on stdout, exit 0.
-for c in sim bench run attach info status request report calibrate version; do
+for c in sim bench run attach info status request report calibrate eval version; do
 	"$N" "$c" --help >"$T/out" 2>"$T/err"
 	rc=$?
 	check "numalot $c --help: exit 0, its usage on stdout" \

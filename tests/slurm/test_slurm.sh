@@ -490,5 +490,23 @@ check "(m) ...its report came back, bounded: at most 1,000 ended children listed
 check "(m) ...the rest counted as forgotten" \
 	test "$(json "$T/churn/m1.json" "r['summary']['processes_dropped']")" -gt 0
 
+# (ev) numalot eval --srun inside an allocation: each process a step with
+# --numalot= the system's policy (off for linux) and numactl's binding;
+# monitor's steps get the plugin's reports (docs/evaluation.md, "On your
+# own nodes").
+plugstack
+mkdir -p "$T/ev" && cd "$T/ev"
+salloc -Q -N1 "$ROOT/$B/numalot" eval --srun --reps=1 --kernels=cg,ep \
+	--size=small --iterations=2 --threads=1 --workload="$W" --no-warmup \
+	--systems=linux,monitor --json="$T/ev/e.json" >ev.out 2>&1
+check "(ev) eval --srun in salloc exits 0" test $? -eq 0
+check "(ev) ...every run done and ok, placed by numactl under srun" python3 -c "
+import json; r = json.load(open('$T/ev/e.json'))
+assert r['srun'] and r['placement'] == 'numactl' and r['complete']
+assert sorted(x['system'] for x in r['runs'] if x['ok']) == ['linux', 'monitor'], r['runs']"
+check "(ev) ...the monitor steps' reports (two), none for linux's (off)" \
+	test "$(ls numalot-*/*.json 2>/dev/null | wc -l)" -eq 2
+cd "$T"
+
 [ $fails -eq 0 ] || { echo "agent log:"; tail -20 agent.log; }
 [ $fails -eq 0 ]
