@@ -638,7 +638,8 @@ int nl_real_create(const struct nl_topology *topo,
 	}
 	{
 		size_t reserve = o->fd_reserve ? o->fd_reserve : 64;
-		size_t per = r->o.backend == NL_BACKEND_SOFTWARE ? 5 : 9;
+		/* Its counters', and its stat file's one. */
+		size_t per = nl_counters_fds(r->o.backend) + 1;
 		size_t lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
 					     rl.rlim_cur != RLIM_INFINITY
 				     ? (size_t)rl.rlim_cur
