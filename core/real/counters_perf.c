@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "latency.h"
+#include "procfs.h"
 
 /* Instructions, LLC misses. */
 struct perf_state {
@@ -82,8 +83,9 @@ static void probe_latency(struct nl_probe *p, struct nl_probe_backend *b,
 	struct nl_probe_event *e = &b->events[b->nevents++];
 	struct nl_lat_pmu pmu;
 	const char *where = "", *what;
-	int rc = nl_lat_pmu_find(NL_LAT_SYSFS, &pmu);
-	char why[112];
+	char why[112], dir[NL_FS_PATH];
+	nl_fs_path(dir, sizeof(dir), NL_LAT_SYSFS);
+	int rc = nl_lat_pmu_find(dir, &pmu);
 
 	e->name = "memory-latency sampling";
 	if (rc == -ENOENT) {

@@ -1,5 +1,7 @@
 /* numalot: find out, by trying, which counters this node really offers. */
 #include "counters_priv.h"
+#include "latency.h"
+#include "procfs.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -10,13 +12,23 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int read_int(const char *path, int *v)
+/* Under the filesystem root (procfs.h). */
+static int read_int(const char *file, int *v)
 {
+	char path[NL_FS_PATH];
+	nl_fs_path(path, sizeof(path), "%s", file);
 	FILE *f = fopen(path, "r");
 	int ok = f && fscanf(f, "%d", v) == 1;
 	if (f)
 		fclose(f);
 	return ok ? 0 : -1;
+}
+
+static int exists(const char *file)
+{
+	char path[NL_FS_PATH];
+	nl_fs_path(path, sizeof(path), "%s", file);
+	return access(path, F_OK) == 0;
 }
 
 /* Why perf_event_open said no, in words an administrator can act on. */
@@ -99,10 +111,9 @@ void nl_counters_probe(pid_t tid, struct nl_probe *out)
 	if (read_int("/proc/sys/kernel/numa_balancing", &out->numa_balancing) <
 	    0)
 		out->numa_balancing = -1;
-	out->pmu_present =
-		access("/sys/bus/event_source/devices/cpu", F_OK) == 0 ||
-		access("/sys/bus/event_source/devices/cpu_core", F_OK) == 0 ||
-		access("/sys/bus/event_source/devices/ibs_op", F_OK) == 0;
+	out->pmu_present = exists(NL_LAT_SYSFS "/cpu") ||
+			   exists(NL_LAT_SYSFS "/cpu_core") ||
+			   exists(NL_LAT_SYSFS "/ibs_op");
 	nl_counters_probe_backends(out, tid);
 	out->backend[NL_BACKEND_AUTO].available = 1;
 	out->best = nl_probe_pick(out);

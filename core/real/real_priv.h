@@ -152,6 +152,8 @@ static inline struct rproc *proc_of(struct real *r, pid_t pid)
  * a CPU since its last refresh (so none of its threads woke busy), else
  * 0. */
 int nl_real_quiet(struct rproc *p);
+/* The same from a reading of its clock (ns) at monotonic time t (s). */
+int nl_real_quiet_at(struct rproc *p, unsigned long long ns, double t);
 /* quiet.c: after nl_real_quiet, 1 if p used at least a busy thread's
  * share of a CPU more than at its last refresh, beyond how its share
  * moves of late (one of its idle threads woke: read them all now).
