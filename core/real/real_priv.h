@@ -126,6 +126,7 @@ struct real {
 	double last_pid_since;
 	size_t stat_reads; /* threads' stat files read (nl_real_stat_reads) */
 	size_t wakes;	   /* refreshes that read every idle thread (quiet.c) */
+	double (*mono)(void); /* nl_mono_s; a replay's (nl_real_set_clock) */
 };
 
 /* The machine's own state: for its own ops (core/real/ only; callers
@@ -137,7 +138,7 @@ static inline struct real *R(struct nl_machine *m)
 
 static inline double r_now(struct nl_machine *m)
 {
-	return nl_mono_s() - R(m)->t0;
+	return R(m)->mono() - R(m)->t0;
 }
 
 static inline struct rproc *proc_of(struct real *r, pid_t pid)

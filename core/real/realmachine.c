@@ -644,6 +644,7 @@ int nl_real_create(const struct nl_topology *topo,
 	nl_fs_path(path, sizeof(path), "/proc/sys/kernel/ns_last_pid");
 	r->last_pid_fd = open(path, O_RDONLY | O_CLOEXEC);
 	r->last_pid = r->mark_pid = -1;
+	r->mono = nl_mono_s;
 	r->t0 = nl_mono_s();
 	*out = &r->m;
 	return 0;
@@ -707,6 +708,15 @@ size_t nl_real_wakes(struct nl_machine *m)
 {
 	struct real *r = real_of(m);
 	return r ? r->wakes : 0;
+}
+
+void nl_real_set_clock(struct nl_machine *m, double (*mono)(void))
+{
+	struct real *r = real_of(m);
+	if (!r || !mono)
+		return;
+	r->mono = mono;
+	r->t0 = mono();
 }
 
 void nl_real_set_budget(struct nl_machine *m, size_t node, size_t per_uid)

@@ -601,7 +601,7 @@ static void count_children(struct real *r, double now)
 static int refresh(struct real *r, const int *pids, size_t npids,
 		   const struct nl_thread_info **out, size_t *n)
 {
-	double now = nl_mono_s();
+	double now = r->mono();
 	size_t nsorted;
 	int rc = mark_refresh(r, pids, npids);
 
@@ -717,7 +717,7 @@ int nl_real_read_ahead(struct nl_machine *m, const int *pids, size_t npids,
 
 	if (rc < 0 || pid_set_init(&set, r) < 0)
 		return rc < 0 ? rc : -ENOMEM;
-	if (children_ahead(r, nl_mono_s()))
+	if (children_ahead(r, r->mono()))
 		rc = 1; /* a slice of its own */
 	for (size_t i = 0; i < r->nth && rc == 0; i++) {
 		struct rthread *t = &r->th[i];
