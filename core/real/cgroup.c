@@ -6,6 +6,7 @@
  * allocates nothing.
  */
 #include "cgroup.h"
+#include "procfs.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -167,5 +168,5 @@ int nl_cgroup_cpuset_at(const char *fsroot, pid_t pid, hwloc_bitmap_t os,
 
 int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where, size_t wherelen)
 {
-	return nl_cgroup_cpuset_at("", pid, os, where, wherelen);
+	return nl_cgroup_cpuset_at(nl_fs_root(), pid, os, where, wherelen);
 }

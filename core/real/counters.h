@@ -101,6 +101,11 @@ void nl_counters_close(struct nl_tcounters *c);
  * once, on the calling thread).
  */
 unsigned nl_counters_measured(enum nl_backend b);
+/* The most descriptors one thread's counters of backend b hold (the
+ * real node's budget). */
+size_t nl_counters_fds(enum nl_backend b);
+/* Every backend's probe (nl_counters_probe's backend part, probe.c). */
+void nl_counters_probe_backends(struct nl_probe *p, pid_t tid);
 
 /*
  * How latency samples become dense nodes: node_os[i] is the OS number of

@@ -1,13 +1,6 @@
-/*
- * numalot: a process's hot pages, from sampled data addresses (PEBS or
- * IBS samples of loads served by memory; docs/real-node.md, "Hot pages").
- *
- * A fixed table per process: page address -> samples and the node the page
- * was on when last sampled. Counts halve when the table fills and every
- * NL_HOT_DECAY_SAMPLES samples, so that pages hot long ago give way to
- * pages hot now. Page moves take the hottest pages of the source node
- * first. Plain data: tested without a PMU.
- */
+/* numalot: a process's hot pages from sampled data addresses, a fixed
+ * table whose counts halve as it fills and with time (docs/real-node.md,
+ * "Hot pages"). Plain data: tested without a PMU. */
 #ifndef NUMALOT_HOT_H
 #define NUMALOT_HOT_H
 

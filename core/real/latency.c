@@ -4,6 +4,7 @@
  * (latency.h; the PMU's encoding is in latency_pmu.c).
  */
 #include "latency.h"
+#include "procfs.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -442,7 +443,9 @@ const struct nl_lat_pmu *nl_lat_default(void)
 {
 	if (def.state == 0) {
 		def.state = -1;
-		if (nl_lat_pmu_find(NL_LAT_SYSFS, &def.pmu) == 0 &&
+		char dir[NL_FS_PATH];
+		nl_fs_path(dir, sizeof(dir), NL_LAT_SYSFS);
+		if (nl_lat_pmu_find(dir, &def.pmu) == 0 &&
 		    nl_lat_try(&def.pmu, 0, NULL) == 0)
 			def.state = 1;
 	}

@@ -1,13 +1,7 @@
-/*
- * numalot: precise memory-latency sampling per thread (docs/real-node.md).
- *
- * A sampling perf event per thread (Intel PEBS load latency through the
- * kernel's cpu/mem-loads,ldlat=N/ event, or AMD IBS op sampling), a small
- * ring buffer mapped per thread, and, each period, the samples of loads that
- * went past the last-level cache grouped by the NUMA node that holds the
- * sampled address (found with move_pages). Everything but the hardware event
- * takes its input as plain data, so that it can be tested without a PMU.
- */
+/* numalot: memory-latency sampling per thread, PEBS or IBS, samples past
+ * the last-level cache grouped by the node of their address
+ * (docs/real-node.md, "Memory-latency sampling"). Plain data but the
+ * event itself: tested without a PMU. */
 #ifndef NUMALOT_LATENCY_H
 #define NUMALOT_LATENCY_H
 

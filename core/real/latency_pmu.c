@@ -4,6 +4,7 @@
  * perf's own cpu/mem-loads,ldlat=N/ syntax is resolved.
  */
 #include "latency.h"
+#include "procfs.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -322,7 +323,10 @@ int nl_lat_pmu_find(const char *devices_dir, struct nl_lat_pmu *out)
 		 * power saving make this an approximation). Unknown clock:
 		 * 1 GHz, the mean is then in cycles. */
 		out->ns_per_cycle = 1.0;
-		if (nl_lat_read_ghz(CPUFREQ_BASE, "/proc/cpuinfo", &ghz) == 0)
+		char base[NL_FS_PATH], cpuinfo[NL_FS_PATH];
+		nl_fs_path(base, sizeof(base), CPUFREQ_BASE);
+		nl_fs_path(cpuinfo, sizeof(cpuinfo), "/proc/cpuinfo");
+		if (nl_lat_read_ghz(base, cpuinfo, &ghz) == 0)
 			out->ns_per_cycle = 1.0 / ghz;
 		return 0;
 	}

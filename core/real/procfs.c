@@ -5,12 +5,46 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+static char fs_root[NL_FS_ROOT_MAX + 1];
+
+int nl_fs_set_root(const char *dir)
+{
+	size_t n = dir ? strlen(dir) : 0;
+
+	if (n > NL_FS_ROOT_MAX)
+		return -ENAMETOOLONG;
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	memcpy(fs_root, dir ? dir : "", n);
+	fs_root[n == 1 && dir[0] == '/' ? 0 : n] = 0; /* "/" is the live one */
+	return 0;
+}
+
+const char *nl_fs_root(void)
+{
+	return fs_root;
+}
+
+int nl_fs_path(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(buf, len, "%s", fs_root), m;
+
+	if (n < 0 || (size_t)n >= len)
+		return n;
+	va_start(ap, fmt);
+	m = vsnprintf(buf + n, len - (size_t)n, fmt, ap);
+	va_end(ap);
+	return m < 0 ? m : n + m;
+}
 
 /* A decimal field of a /proc file: digits by hand (read every period for
  * many threads, docs/real-node.md "Cost"), anything else as strtoull
@@ -168,26 +202,26 @@ static int read_stat_at(const char *path, struct nl_task_stat *out)
 int nl_proc_read_stat(pid_t pid, pid_t tid, struct nl_task_stat *out)
 {
 	/* Read every period for every thread. */
-	char path[64];
+	char path[NL_FS_PATH];
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
-		 (int)tid);
+	nl_fs_path(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
+		   (int)tid);
 	return read_stat_at(path, out);
 }
 
 int nl_proc_read_process_stat(pid_t pid, struct nl_task_stat *out)
 {
-	char path[64];
+	char path[NL_FS_PATH];
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	nl_fs_path(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	return read_stat_at(path, out);
 }
 
 int nl_proc_open_stat(pid_t pid, pid_t tid)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
-		 (int)tid);
+	char path[NL_FS_PATH];
+	nl_fs_path(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
+		   (int)tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	return fd >= 0 ? fd : errno == ENOENT ? -ESRCH : -errno;
 }
@@ -212,10 +246,10 @@ static int cmp_pid(const void *a, const void *b)
 
 long nl_proc_count_tasks(int pid)
 {
-	char path[48];
+	char path[NL_FS_PATH];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	nl_fs_path(path, sizeof(path), "/proc/%d/task", pid);
 	if (stat(path, &st) < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	/* "." and "..", then one link per thread (proc_task_getattr). */
@@ -224,14 +258,14 @@ long nl_proc_count_tasks(int pid)
 
 int nl_proc_list_tasks(pid_t pid, pid_t **tids, size_t *n)
 {
-	char path[64];
+	char path[NL_FS_PATH];
 	DIR *d;
 	struct dirent *de;
 	size_t cap = 16;
 
 	*n = 0;
 	*tids = NULL;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	nl_fs_path(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	if (!d)
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -337,10 +371,10 @@ double nl_proc_numa_maps_bound(const char *text)
 
 int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes, double *bound)
 {
-	char path[64], *text;
+	char path[NL_FS_PATH], *text;
 	int rc;
 
-	snprintf(path, sizeof(path), "/proc/%d/numa_maps", (int)pid);
+	nl_fs_path(path, sizeof(path), "/proc/%d/numa_maps", (int)pid);
 	rc = nl_proc_slurp(path, &text, NULL);
 	if (rc < 0)
 		return rc;
@@ -356,11 +390,11 @@ int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes, double *bound)
 
 int nl_proc_uids(pid_t pid, uid_t uids[4])
 {
-	char path[64], *text, *p;
+	char path[NL_FS_PATH], *text, *p;
 	unsigned u[4];
 	int rc;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	nl_fs_path(path, sizeof(path), "/proc/%d/status", (int)pid);
 	rc = nl_proc_slurp(path, &text, NULL);
 	if (rc < 0)
 		return rc;

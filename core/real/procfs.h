@@ -7,6 +7,21 @@
 
 #include "sample.h"
 
+/*
+ * The directory every /proc and /sys path of the real node is read under:
+ * "" (the live system) unless a test set a saved tree (docs/real-node.md,
+ * "Saved trees"). Never from the environment: the root agent reads the
+ * live system only. 0, or -ENAMETOOLONG past NL_FS_ROOT_MAX.
+ */
+#define NL_FS_ROOT_MAX 128
+int nl_fs_set_root(const char *dir);
+const char *nl_fs_root(void);
+/* The root, then fmt ("/proc/%d/stat"), into buf: as snprintf. */
+int nl_fs_path(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A path buffer's size: the root and a /proc or /sys path of up to 96. */
+#define NL_FS_PATH (NL_FS_ROOT_MAX + 96)
+
 /* The fields of /proc/PID/task/TID/stat numalot uses. */
 struct nl_task_stat {
 	char comm[64];

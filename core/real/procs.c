@@ -158,9 +158,9 @@ void nl_real_note_ends_some(struct real *r)
 
 static int exe_id(pid_t pid, dev_t *dev, ino_t *ino)
 {
-	char path[64];
+	char path[NL_FS_PATH];
 	struct stat st;
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	nl_fs_path(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	if (stat(path, &st) < 0)
 		return -errno;
 	*dev = st.st_dev;
@@ -249,11 +249,11 @@ static int gone(pid_t pid)
 static int children_of(struct real *r, pid_t pid, pid_t tid,
 		       const struct nl_proc_opts *o)
 {
-	char path[96], *text;
+	char path[NL_FS_PATH], *text;
 	int missed = 0, taken = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
-		 (int)tid);
+	nl_fs_path(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
+		   (int)tid);
 	if (nl_proc_slurp(path, &text, NULL) < 0)
 		return -1;
 	for (char *s = text, *end; *s; s = end) {

@@ -75,6 +75,9 @@ size_t nl_real_stat_reads(struct nl_machine *m);
 /* Refreshes of a process that read all its idle threads at once, as one
  * of them woke (docs/real-node.md, "Cost"). 0 for another machine. */
 size_t nl_real_wakes(struct nl_machine *m);
+/* Replay tests: the monotonic clock (s) the refresh and the page looks go
+ * by, nl_mono_s unless set; the machine's time starts again at 0. */
+void nl_real_set_clock(struct nl_machine *m, double (*mono)(void));
 
 /* numad's pid when its pid file names a running numad, else 0
  * (peers.c). */

@@ -1,16 +1,8 @@
-/*
- * numalot: moving a managed process's pages on the real node with
- * move_pages(2) (docs/real-node.md, "Page moves"). The process's private
- * writable mappings are walked in batches: where each page is comes from
- * move_pages with no target, and the pages on the source node move to the
- * target node, up to the bytes asked. Mappings whose memory policy the
- * process set itself are left as asked, numa_maps says which: bound ones
- * always, interleaved ones unless the caller may improve them
- * (NL_PAGES_SOFT: bindings are free). Where the process's threads sample
- * data addresses (PEBS, IBS), its hottest pages on the source node move
- * first (hot.h; docs/real-node.md, "Hot pages").
- */
+/* numalot: moving a managed process's pages with move_pages(2), in
+ * batches over its private writable mappings, hottest sampled pages first,
+ * leaving the policies it set itself (docs/real-node.md, "Page moves"). */
 #include "real_priv.h"
+#include "procfs.h"
 
 #include <errno.h>
 #include <numa.h>
@@ -108,12 +100,12 @@ struct vma {
 /* The process's mappings from /proc/PID/maps (their ends). */
 static int read_maps(pid_t pid, struct vma **out, size_t *n)
 {
-	char path[64], *line = NULL;
+	char path[NL_FS_PATH], *line = NULL;
 	size_t cap = 0, k = 0, room = 0;
 	struct vma *v = NULL;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	nl_fs_path(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -248,7 +240,7 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 	rc = read_maps(pid, &v, &nv);
 	if (rc < 0)
 		return rc;
-	snprintf(path, sizeof(path), "/proc/%d/numa_maps", pid);
+	nl_fs_path(path, sizeof(path), "/proc/%d/numa_maps", pid);
 	f = fopen(path, "re");
 	if (!f) {
 		free(v);

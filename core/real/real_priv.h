@@ -128,6 +128,7 @@ struct real {
 	double last_pid_since;
 	size_t stat_reads; /* threads' stat files read (nl_real_stat_reads) */
 	size_t wakes;	   /* refreshes that read every idle thread (quiet.c) */
+	double (*mono)(void); /* nl_mono_s; a replay's (nl_real_set_clock) */
 };
 
 /* The machine's own state: for its own ops (core/real/ only; callers
@@ -139,7 +140,7 @@ static inline struct real *R(struct nl_machine *m)
 
 static inline double r_now(struct nl_machine *m)
 {
-	return nl_mono_s() - R(m)->t0;
+	return R(m)->mono() - R(m)->t0;
 }
 
 static inline struct rproc *proc_of(struct real *r, pid_t pid)
@@ -154,6 +155,8 @@ static inline struct rproc *proc_of(struct real *r, pid_t pid)
  * a CPU since its last refresh (so none of its threads woke busy), else
  * 0. */
 int nl_real_quiet(struct rproc *p);
+/* The same from a reading of its clock (ns) at monotonic time t (s). */
+int nl_real_quiet_at(struct rproc *p, unsigned long long ns, double t);
 /* quiet.c: after nl_real_quiet, 1 if p used at least a busy thread's
  * share of a CPU more than at its last refresh, beyond how its share
  * moves of late (one of its idle threads woke: read them all now).

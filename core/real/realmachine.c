@@ -434,16 +434,9 @@ static int r_processes(struct nl_machine *m, const struct nl_process_info **out,
 	return 0;
 }
 
-/*
- * Can p's numa_maps reading stand? Its pages change node only as its
- * threads fault (first touch; the kernel's NUMA balancing migrates on
- * hinting faults, counted with the others), as numalot moves them (that
- * clears have_pages) or as memory is freed or swapped (its resident size
- * changes): /proc/PID/stat, one short read, says both, where numa_maps
- * walks every mapping, thread stacks included. A due look
- * PAGES_STILL_MAX_S after the last reading reads it all the same
- * (docs/real-node.md, "Cost").
- */
+/* Can p's numa_maps reading stand? Pages move only as it faults or its
+ * resident size changes, which its stat says in one short read; at most
+ * PAGES_STILL_MAX_S old all the same (docs/real-node.md, "Cost"). */
 static int still(struct rproc *p, double now)
 {
 	struct nl_task_stat st;
@@ -650,7 +643,8 @@ int nl_real_create(const struct nl_topology *topo,
 	}
 	{
 		size_t reserve = o->fd_reserve ? o->fd_reserve : 64;
-		size_t per = r->o.backend == NL_BACKEND_SOFTWARE ? 5 : 9;
+		/* Its counters', and its stat file's one. */
+		size_t per = nl_counters_fds(r->o.backend) + 1;
 		size_t lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
 					     rl.rlim_cur != RLIM_INFINITY
 				     ? (size_t)rl.rlim_cur
@@ -658,9 +652,11 @@ int nl_real_create(const struct nl_topology *topo,
 		r->max_counted = lim > reserve ? (lim - reserve) / per : 0;
 		r->max_counted_per_uid = o->max_counted_per_uid;
 	}
-	r->last_pid_fd =
-		open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+	char path[NL_FS_PATH];
+	nl_fs_path(path, sizeof(path), "/proc/sys/kernel/ns_last_pid");
+	r->last_pid_fd = open(path, O_RDONLY | O_CLOEXEC);
 	r->last_pid = r->mark_pid = -1;
+	r->mono = nl_mono_s;
 	r->t0 = nl_mono_s();
 	*out = &r->m;
 	return 0;
@@ -724,6 +720,15 @@ size_t nl_real_wakes(struct nl_machine *m)
 {
 	struct real *r = real_of(m);
 	return r ? r->wakes : 0;
+}
+
+void nl_real_set_clock(struct nl_machine *m, double (*mono)(void))
+{
+	struct real *r = real_of(m);
+	if (!r || !mono)
+		return;
+	r->mono = mono;
+	r->t0 = mono();
 }
 
 void nl_real_set_budget(struct nl_machine *m, size_t node, size_t per_uid)

@@ -118,51 +118,22 @@ static void keep_threads_of(struct real *r, pid_t pid, size_t n)
 			r->th[i].gen = r->gen;
 }
 
-/* An idle counted thread's stat is read at least every this many
- * refreshes of its process: the tid of an ended one may have been reused
- * (unless it did not run and no task was created on the node since its
- * last read: read_last_pid). Turns are counted per thread (rthread.turn), not
- * by the node's refresh count: with several jobs due at different times, a
- * process is refreshed only at some of those, and a turn that fell between them
- * would never come. */
+/* An idle counted thread's stat is read at least every this many of its
+ * process's refreshes (rthread.turn), to catch a reused tid. */
 #define STAT_RECHECK 8
-/* A process's task list is read in full at least every this many
- * refreshes (known_tasks): a safety net, as a thread that ended is seen
- * at its stat read (known_tasks), and the list follows. */
+/* A process's task list is read in full at least this often: a safety
+ * net behind known_tasks. */
 #define LIST_RECHECK 32
 
-/* Below this share of a CPU since the last read a thread counts as idle
- * here: where it last ran is not read again but in turns (below the
- * policies' default idle_share, 0.05, so that every thread they treat as
- * busy has its CPU read; with idle_share set below this, a thread in
- * between may keep a CPU up to STAT_CPU_RECHECK periods old). */
+/* Idle here below this share of a CPU: under the policies' idle_share
+ * (0.05), so every thread they call busy has its CPU read. */
 #define STAT_IDLE_SHARE 0.02
-/* An idle thread that ran and woke on another CPU has its stat read (for
- * that CPU) once in this many refreshes of its process: having run, it
- * was alive in the window, and one that ended after shows no run at its
- * next read (then STAT_RECHECK holds). Its CPU is no one's business while
- * it stays idle (docs/real-node.md, "Cost"). */
+/* An idle thread that ran on another CPU has its stat (its CPU) read once
+ * in this many refreshes: no one's business while it stays idle. */
 #define STAT_CPU_RECHECK 32
 
-/*
- * Can this counted thread's stat read be left out this refresh? Its
- * software events, read now for the period's sample (not read again
- * then), tell: a thread that ran since the last read and did not change
- * CPU is alive (the events follow its task, not its tid) and on the CPU
- * we know; one that did not run did not move either, and one that ran
- * less than STAT_IDLE_SHARE of a CPU is idle to the policies whatever CPU
- * it woke on (read in turns of STAT_CPU_RECHECK). One that did not run is
- * read in turns of STAT_RECHECK, so that a tid reused by a new thread of
- * the process is seen within STAT_RECHECK refreshes, unless no task was
- * created on the node since its stat was read (read_last_pid: then none
- * can have been). The main
- * thread is always read (its name after an exec, its state), and so is
- * one whose CPU is unknown (docs/real-node.md, "Cost"). win_s: when an
- * idle thread is read because its process woke (quiet.c), its window: a
- * thread whose time since its last read, spread over its long turn, is
- * idle, may have been busy in that last window alone: it is read again
- * at the next refresh, whose sample spans that one window.
- */
+/* Can this counted thread's stat read be left out? Its software events,
+ * peeked now, say whether it ran or moved (docs/real-node.md, "Cost"). */
 static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid,
 			  double win_s)
 {
@@ -198,26 +169,8 @@ static int stat_unchanged(struct rthread *t, unsigned turn, long last_pid,
  * CPU since its last refresh (quiet.c), so none of its threads woke busy. */
 #define IDLE_QUIET_RECHECK 16
 
-/*
- * Can this idle thread be left unread this refresh (turn: its process's
- * refreshes so far)? A counted thread that ran less than STAT_IDLE_SHARE
- * of a CPU since its last read of its events (its task-clock is exact;
- * its group read is the one system call it costs a period), or one whose
- * CPU time comes in ticks from its stat file (past the descriptor
- * budget: three system calls; or without the events) that showed none
- * at its last two reads, is read in turns; in
- * between the machine gives no sample for it (the policies leave a
- * thread without one where it is, as they do an idle one), and the next
- * read's sample spans the whole time, so a thread that woke is seen, its
- * share right, within its turn (and one more refresh where that read's
- * sample spans more idle time than busy); sooner where its waking
- * raised its process's CPU clock (quiet.c, nl_real_wake: every idle
- * thread read at once). A counted one is read in turns of
- * IDLE_COUNTED_RECHECK where its process's clock can be read, else of
- * IDLE_RECHECK; in a quiet process at its IDLE_QUIET_RECHECK turns only
- * (quiet_turn), and one that woke busy makes the process not quiet
- * (docs/real-node.md, "Cost"). The main thread is always read.
- */
+/* Is t idle enough to be read in turns? No sample between them: the next
+ * read's spans the whole time (docs/real-node.md, "Cost"). */
 static int idle_thread(const struct rthread *t)
 {
 	return (t->ctr || t->ctr_err == -EMFILE) && t->start &&
@@ -236,13 +189,8 @@ static int idle_in_turn(const struct rthread *t, const struct rproc *p,
 	return idle_thread(t) && turn % every != 0;
 }
 
-/*
- * Is this its turn of IDLE_COUNTED_RECHECK but not of IDLE_QUIET_RECHECK,
- * for an idle counted thread? Then it is left unread while its process
- * is quiet (quiet.c). Past the descriptor budget (no counters) it is read
- * at every turn of IDLE_RECHECK: its stat may be read ahead for that
- * refresh (reads_ahead).
- */
+/* An idle counted thread's turn of IDLE_COUNTED_RECHECK but not of
+ * IDLE_QUIET_RECHECK: left unread while its process is quiet (quiet.c). */
 static int quiet_turn(const struct rthread *t)
 {
 	return t->ctr && idle_thread(t) &&
@@ -283,21 +231,9 @@ static int thread_stat(struct real *r, struct rthread *t, pid_t pid, pid_t tid,
 	return rc;
 }
 
-/*
- * The process's threads as numalot knows them (of the first nsorted of
- * r->th), when the kernel counts as many and the last full listing is
- * recent: 1 and *tids (malloc'd); else 0 (list them). A thread that ended
- * while another started is seen when the ended one's stat read fails:
- * its first read after it ended still shows the time it ran before (no
- * stat read then), later ones that it does not run, and its stat is read
- * at its next STAT_RECHECK turn, within IDLE_COUNTED_RECHECK +
- * STAT_RECHECK refreshes (while the process is not quiet, as a new thread
- * that is busy makes it; a new idle one may wait for the full listing). It is
- * dropped, the kernel counts one more than numalot knows, and the next
- * refresh lists them all (at the latest, the full listing every
- * LIST_RECHECK refreshes). Every bind checks the start time
- * (docs/real-node.md, "Cost").
- */
+/* The process's known threads (1, *tids malloc'd) when the kernel counts
+ * as many and the last full listing is recent; else 0: list them. How an
+ * ended-and-replaced thread is still seen: docs/real-node.md, "Cost". */
 static int known_tasks(struct real *r, struct rproc *p, size_t nsorted,
 		       pid_t **tids, size_t *nt)
 {
@@ -467,21 +403,9 @@ static int refresh_proc(struct real *r, struct rproc *p, size_t nsorted)
  * long (a fork can wait on cgroup changes at a job's start). */
 #define LAST_PID_SETTLE_S 0.1
 
-/*
- * The last pid the node gave out (ns_last_pid), read once a refresh before
- * any process. While it stays the same no task was created anywhere on
- * the node: a thread whose stat was read since cannot have ended and been
- * replaced with its process's count unchanged, nor its tid reused, so an
- * idle thread that did not move has its stat not read again to see
- * (stat_unchanged); and no child was started, so the children files read
- * in full since are not read again (follow_children). What is read is
- * marked with the value only once it has stood LAST_PID_SETTLE_S (-1,
- * no mark, before). The value comes back after the pid space wraps (as
- * many tasks as pid_max in one period), and writing ns_last_pid (or
- * clone3's set_tid) takes privilege: then a replaced thread is seen by
- * the full listing (LIST_RECHECK), and as every bind checks the start
- * time no thread is ever bound for another (docs/real-node.md, "Cost").
- */
+/* The node's last pid (ns_last_pid), once a refresh: while it stands no
+ * task was created anywhere, so no tid reused and no child started
+ * (docs/real-node.md, "Cost"). Marked only once it has stood a while. */
 static void read_last_pid(struct real *r, double now)
 {
 	char buf[32], *end;
@@ -544,11 +468,8 @@ static void follow_children(struct real *r, double now)
 			continue;
 		int all = now - p->children_t >= CHILDREN_SCAN_S;
 		long lp = r->last_pid;
-		/* No task created on the node since these files were read
-		 * without a miss (read_last_pid): no child started since.
-		 * One can still come without a fork: a subreaper's orphans,
-		 * which come from a process that ended; a miss (one not
-		 * taken over) is read again each refresh. */
+		/* No task created since these were read without a miss
+		 * (read_last_pid): no child started since. */
 		if (lp >= 0 &&
 		    (all ? p->children_pid_all : p->children_pid_main) == lp)
 			continue;
@@ -572,10 +493,8 @@ static int drop_gone(struct real *r)
 {
 	struct pid_set set;
 	size_t j = 0;
-	/* Letting ended threads go (their descriptors): once a thread, like
-	 * taking it over, kept apart from the periods' cost; one clock
-	 * reading for them all (a reading costs a system call here), the
-	 * array put together again after. */
+	/* Letting ended threads go is kept apart from the periods' cost,
+	 * as taking them over is: one clock reading for them all. */
 	double c0 = -1;
 
 	if (pid_set_init(&set, r) < 0)
@@ -648,7 +567,7 @@ static void count_children(struct real *r, double now)
 {
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct rproc *p = &r->procs[i];
-		char path[96], *text;
+		char path[NL_FS_PATH], *text;
 		int n = 0;
 		if (!p->refresh || p->info.end_s >= 0 || p->pending ||
 		    (p->children_t > 0 &&
@@ -656,8 +575,8 @@ static void count_children(struct real *r, double now)
 		    (r->last_pid >= 0 && p->children_pid_main == r->last_pid))
 			continue;
 		p->children_t = now;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
-			 p->info.pid, p->info.pid);
+		nl_fs_path(path, sizeof(path), "/proc/%d/task/%d/children",
+			   p->info.pid, p->info.pid);
 		if (nl_proc_slurp(path, &text, NULL) < 0)
 			continue;
 		for (char *c = text, *end;; c = end) {
@@ -682,7 +601,7 @@ static void count_children(struct real *r, double now)
 static int refresh(struct real *r, const int *pids, size_t npids,
 		   const struct nl_thread_info **out, size_t *n)
 {
-	double now = nl_mono_s();
+	double now = r->mono();
 	size_t nsorted;
 	int rc = mark_refresh(r, pids, npids);
 
@@ -800,7 +719,7 @@ int nl_real_read_ahead(struct nl_machine *m, const int *pids, size_t npids,
 
 	if (rc < 0 || pid_set_init(&set, r) < 0)
 		return rc < 0 ? rc : -ENOMEM;
-	if (children_ahead(r, nl_mono_s()))
+	if (children_ahead(r, r->mono()))
 		rc = 1; /* a slice of its own */
 	for (size_t i = 0; i < r->nth && rc == 0; i++) {
 		struct rthread *t = &r->th[i];

@@ -3,7 +3,9 @@
  * "Cost"): where the machine can read ahead, a domain of more than about
  * 1,024 threads is read a slice a call, the policy runs once all of it is
  * read, and the result is the same as reading it in one go. The real
- * node's read-ahead is tried on this test's own threads.
+ * node's read-ahead is tried on this test's own threads. What the real
+ * node leaves unread is replayed exactly in test_replay.c and
+ * test_replay_pages.c; the live runs here prove the same paths.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -604,45 +606,6 @@ static double pages_now(struct nl_machine *m, int pid)
 	return sum;
 }
 
-/*
- * Where a young process's pages are is read every second, every 2 s once
- * two readings in a row found the same (the read walks every mapping):
- * memory it touches then is seen within 2 s, and a change brings the
- * 1 s reading back (docs/real-node.md, "Cost").
- */
-static void real_node_reads_pages_less_when_still(void **state)
-{
-	struct nl_topology *topo;
-	struct nl_machine *m;
-	const size_t len = 64 << 20;
-	int pid = getpid();
-	double a, b, t0;
-	char *mem;
-	(void)state;
-	if (!(m = self_managed(&topo)))
-		skip();
-	a = pages_now(m, pid);
-	usleep(1100000);
-	t0 = nl_mono_s(); /* at or before the second reading */
-	assert_true(fabs(pages_now(m, pid) - a) <= 0.01 * a); /* the same */
-	/* 64 MiB touched: not read again before 2 s have passed (checked
-	 * only when this machine was quick enough to ask before then)... */
-	mem = malloc(len);
-	assert_non_null(mem);
-	memset(mem, 1, len);
-	usleep(1100000);
-	b = pages_now(m, pid);
-	if (nl_mono_s() - t0 < 1.9)
-		assert_true(b < a + 8192);
-	/* ...and read then. */
-	usleep(1000000);
-	b = pages_now(m, pid);
-	assert_true(b > a + 8192);
-	free(mem);
-	nl_machine_destroy(m);
-	nl_topology_free(topo);
-}
-
 /* This process's numa_maps readings and the looks that left it unread. */
 static void page_looks(struct nl_machine *m, int pid, unsigned long *reads,
 		       unsigned long *kept)
@@ -657,104 +620,6 @@ static void page_looks(struct nl_machine *m, int pid, unsigned long *reads,
 			return;
 		}
 	fail();
-}
-
-/* A quiet child: blocked on cmd until told 't' (touch 64 MiB), 'f'
- * (free it), 'q' (exit) or anything else (nothing); it answers each on
- * ack. */
-static void quiet_child(int cmd, int ack)
-{
-	const size_t len = 64 << 20;
-	char *mem = NULL, c;
-	while (read(cmd, &c, 1) == 1 && c != 'q') {
-		if (c == 't' && (mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
-					    MAP_PRIVATE | MAP_ANONYMOUS, -1,
-					    0)) != MAP_FAILED)
-			memset(mem, 1, len);
-		if (c == 'f' && mem && mem != MAP_FAILED)
-			munmap(mem, len);
-		if (write(ack, &c, 1) != 1)
-			break;
-	}
-	_exit(0);
-}
-
-/* Tell the quiet child c; wait for its answer. */
-static void tell(int cmd, int ack, char c)
-{
-	char r;
-	assert_int_equal(write(cmd, &c, 1), 1);
-	assert_int_equal(read(ack, &r, 1), 1);
-}
-
-/*
- * A due numa_maps reading is left out while the process's page faults and
- * resident size stay as they were (one read of /proc/PID/stat); memory
- * touched since (faults) or freed (resident size) is read at the next
- * due look (docs/real-node.md, "Cost"). The process is a quiet child,
- * blocked between commands (this one faults of its own: its allocator,
- * and under ASan its shadow memory).
- */
-static void real_node_leaves_still_pages_unread(void **state)
-{
-	struct nl_topology *topo;
-	struct nl_machine *m;
-	struct nl_real_options o = {.backend = NL_BACKEND_SOFTWARE,
-				    .fallback = 1};
-	struct nl_proc_opts po = {.job = 1};
-	unsigned long reads, kept, reads0, kept0;
-	int cmd[2], ack[2];
-	char err[256];
-	double a, b;
-	pid_t pid;
-	(void)state;
-	if (!(m = real_here(&o, &topo)))
-		skip();
-	assert_int_equal(pipe(cmd), 0);
-	assert_int_equal(pipe(ack), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(cmd[1]);
-		close(ack[0]);
-		quiet_child(cmd[0], ack[1]);
-	}
-	close(cmd[0]);
-	close(ack[1]);
-	tell(cmd[1], ack[0], 'n'); /* in its loop: its first faults done */
-	tell(cmd[1], ack[0], 'n');
-	assert_int_equal(m->ops->add_process(m, pid, &po, err, sizeof(err)), 0);
-	a = pages_now(m, pid);
-	page_looks(m, pid, &reads0, &kept0);
-	assert_int_equal(reads0, 1);
-	/* Nothing touched: the next due look reads no numa_maps. */
-	usleep(1100000);
-	pages_now(m, pid);
-	page_looks(m, pid, &reads, &kept);
-	assert_int_equal(reads, reads0);
-	assert_true(kept > kept0);
-	/* 64 MiB touched: the next due look reads it. */
-	tell(cmd[1], ack[0], 't');
-	page_looks(m, pid, &reads0, &kept0);
-	usleep(2100000);
-	b = pages_now(m, pid);
-	page_looks(m, pid, &reads, &kept);
-	assert_int_equal(reads, reads0 + 1);
-	assert_true(b > a + 8192);
-	/* Freed (no fault, fewer resident pages): read again. */
-	tell(cmd[1], ack[0], 'f');
-	page_looks(m, pid, &reads0, &kept0);
-	usleep(2100000);
-	b = pages_now(m, pid);
-	page_looks(m, pid, &reads, &kept);
-	assert_int_equal(reads, reads0 + 1);
-	assert_true(b < a + 8192);
-	assert_int_equal(write(cmd[1], "q", 1), 1); /* no answer: it ends */
-	close(cmd[1]);
-	close(ack[0]);
-	waitpid(pid, NULL, 0);
-	nl_machine_destroy(m);
-	nl_topology_free(topo);
 }
 
 /* Touch len bytes of new memory, wait 2.1 s, look at the pages: the
@@ -809,84 +674,6 @@ static void real_node_reads_costly_pages_less(void **state)
 	assert_int_equal(reads, reads0);
 	free(mem);
 	munmap(many, nmap * (size_t)pgsz);
-	nl_machine_destroy(m);
-	nl_topology_free(topo);
-}
-
-/* This process's mappings now. */
-static size_t count_maps(void)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	size_t n = 0;
-	int c;
-	assert_non_null(f);
-	while ((c = fgetc(f)) != EOF)
-		n += c == '\n';
-	fclose(f);
-	return n;
-}
-
-/* Blocks until its pipe is closed. */
-static void *piped_thread(void *arg)
-{
-	char c;
-	while (read(*(int *)arg, &c, 1) < 0 && errno == EINTR)
-		;
-	return NULL;
-}
-
-/*
- * A process of many threads (a stack each: costly to read, and what
- * changes its faults while threads start and end) has its numa_maps read
- * at most once in (threads / 100) s: 300 threads, 3 s, where its
- * mappings alone (about 700) would allow 1.4 s (docs/real-node.md,
- * "Cost").
- */
-static void real_node_reads_many_threads_pages_less(void **state)
-{
-	enum { NTHR = 300 };
-	struct nl_topology *topo;
-	struct nl_machine *m;
-	const struct nl_thread_info *ti;
-	const size_t len = 16 << 20;
-	unsigned long reads, kept, reads0, kept0;
-	pthread_t th[NTHR];
-	pthread_attr_t a;
-	int pid = getpid(), p[2];
-	size_t n;
-	double t0;
-	char *mem;
-	(void)state;
-	if (!(m = self_managed(&topo)))
-		skip();
-	assert_int_equal(pipe(p), 0);
-	assert_int_equal(pthread_attr_init(&a), 0);
-	assert_int_equal(pthread_attr_setstacksize(&a, 64 << 10), 0);
-	for (int i = 0; i < NTHR; i++)
-		assert_int_equal(
-			pthread_create(&th[i], &a, piped_thread, &p[0]), 0);
-	assert_int_equal(m->ops->threads(m, &ti, &n), 0); /* counts them */
-	assert_true(n > NTHR);
-	t0 = nl_mono_s(); /* at or before the first reading */
-	pages_now(m, pid);
-	page_looks(m, pid, &reads0, &kept0);
-	mem = touch_then_look(m, pid, len, &reads);
-	if (nl_mono_s() - t0 < 2.9) /* checked when asked in time */
-		assert_int_equal(reads, reads0);
-	/* Past 3 s, and past what its mappings alone ask (under ASan a
-	 * thread has more): the memory touched is read. */
-	double wait = fmax(3.1, (double)count_maps() / 500 + 0.2);
-	while (nl_mono_s() - t0 < wait)
-		usleep(100000);
-	pages_now(m, pid);
-	page_looks(m, pid, &reads, &kept);
-	assert_true(reads > reads0);
-	close(p[1]);
-	for (int i = 0; i < NTHR; i++)
-		pthread_join(th[i], NULL);
-	close(p[0]);
-	pthread_attr_destroy(&a);
-	free(mem);
 	nl_machine_destroy(m);
 	nl_topology_free(topo);
 }
@@ -1007,13 +794,11 @@ static void refresh_among_others(struct nl_machine *m, int pid)
 }
 
 /*
- * An idle thread is read in turns, with no sample in between: past the
- * descriptor budget (no counters) its stat, and with counters its group
- * of events. Once it wakes and runs, a sample says so within a few
- * periods, and its CPU share is not inflated by the periods it was not
- * read (docs/real-node.md, "Cost"). Its turns are its process's
- * refreshes: here, as in the agent with other jobs due at other times,
- * the node is refreshed four times for each of this process's.
+ * An idle thread is read in turns, with no sample in between; once it
+ * wakes, a sample says so within a few periods, its share not inflated
+ * (docs/real-node.md, "Cost"). Live, with counters (counted 1); past the
+ * budget test_replay.c replays it exactly. The node is refreshed four
+ * times for each of this process's, as beside other jobs.
  */
 static void idle_in_turns(int counted)
 {
@@ -1083,12 +868,6 @@ static void idle_in_turns(int counted)
 	assert_true(most < (counted ? 1.05 : 1.3));
 	nl_machine_destroy(m);
 	nl_topology_free(topo);
-}
-
-static void real_node_uncounted_idle_in_turns(void **state)
-{
-	(void)state;
-	idle_in_turns(0);
 }
 
 static void real_node_counted_idle_in_turns(void **state)
@@ -1212,12 +991,8 @@ int main(void)
 		cmocka_unit_test(slices_keep_the_period),
 		cmocka_unit_test(real_node_reads_ahead),
 		cmocka_unit_test(real_node_lists_when_counts_change),
-		cmocka_unit_test(real_node_reads_pages_less_when_still),
-		cmocka_unit_test(real_node_leaves_still_pages_unread),
 		cmocka_unit_test(real_node_reads_costly_pages_less),
-		cmocka_unit_test(real_node_reads_many_threads_pages_less),
 		cmocka_unit_test(real_node_children_of_a_thread_that_woke),
-		cmocka_unit_test(real_node_uncounted_idle_in_turns),
 		cmocka_unit_test(real_node_counted_idle_in_turns),
 		cmocka_unit_test(many_threads_children_in_turns),
 	};
