@@ -30,6 +30,14 @@
 #define MOVING_PERIODS 2.5
 /* At most this many seconds of page_rate in one step. */
 #define MAX_BUDGET_S 4.0
+/* Threads on fewer nodes than the pages by more than this (in effective
+ * nodes) would concentrate its memory. */
+#define SPREAD_SLACK 0.5
+/* A trial run is judged this many periods past its last move. */
+#define TRIAL_AFTER 3
+/* ...and undone when its throughput fell by more than this share: its
+ * undo only gives back the placement the process chose. */
+#define TRIAL_MARGIN 0.03
 
 struct shape {
 	double threads[NL_MAX_NODES]; /* busy threads by node */
@@ -72,6 +80,38 @@ static int shape_of(const struct nl_pages_domain *dm, int pid, struct shape *sh)
 	return sh->npages > 0 ? 0 : -1;
 }
 
+/* Ops/s of the other processes' busy threads on the nodes of mask: the
+ * threads whose memory a trial loads (-1: some have no op counts). */
+static double neighbours_tput(const struct nl_pages_domain *dm, int pid,
+			      unsigned long long mask)
+{
+	const struct nl_view *v = dm->v;
+	double sum = 0;
+	for (int i = 0; i < v->nthreads; i++) {
+		const struct nl_view_thread *t = &v->threads[i];
+		if (t->pid == pid || !t->has_perf || t->cpu < 0 ||
+		    !(mask >> v->topo->cpu_node[t->cpu] & 1) ||
+		    (t->has_share && t->cpu_share < dm->params->idle_share))
+			continue;
+		if (!t->tput_ops)
+			return -1;
+		sum += t->tput;
+	}
+	return sum;
+}
+
+/* How many nodes x[0..n) is spread over, in effect: (sum x)^2 / sum x^2
+ * (1 on one node, n when even). */
+static double spread_of(const double *x, int n)
+{
+	double s = 0, s2 = 0;
+	for (int j = 0; j < n; j++) {
+		s += x[j];
+		s2 += x[j] * x[j];
+	}
+	return s2 > 0 ? s * s / s2 : 0;
+}
+
 /* Share of its pages where its threads are, node by node: the sum over
  * nodes of min(share of its pages, share of its threads). */
 static double locality(const struct shape *sh, int nnodes)
@@ -109,6 +149,32 @@ static int next_move(struct nl_page_state *pg, int pid, int n,
 	if (ps->rounds >= n || ps->budget <= PAGE_BYTES)
 		return 0;
 	ps->rounds++;
+	if (pg->undoing) {
+		/* Back from the node that gained most to the one that lost
+		 * most, until the trial's moves are undone. */
+		for (int j = 0; j < n; j++) {
+			if (pg->trial_delta[j] > over) {
+				over = pg->trial_delta[j];
+				from = j;
+			}
+			if (-pg->trial_delta[j] > under) {
+				under = -pg->trial_delta[j];
+				to = j;
+			}
+		}
+		if (from < 0 || to < 0 || fmin(over, under) < PAGE_BYTES) {
+			ps->rounds = n;
+			pg->undoing = pg->trial = 0;
+			memset(pg->trial_delta, 0, sizeof(pg->trial_delta));
+			return 0;
+		}
+		ps->from = from;
+		ps->to = to;
+		return plan_pages(plan, pid, from, to,
+				  fmin(ps->budget, fmin(over, under)),
+				  "a trial that took its memory onto fewer "
+				  "nodes lost: undone");
+	}
 	for (int j = 0; j < n; j++) {
 		double want = ps->threads[j] / ps->nthreads,
 		       have = ps->pages[j] / ps->npages;
@@ -142,6 +208,10 @@ int nl_pages_moved(const struct nl_pages_domain *dm, size_t k, double moved,
 	ps->pages[ps->from] -= moved / PAGE_BYTES;
 	ps->pages[ps->to] += moved / PAGE_BYTES;
 	ps->budget -= moved;
+	if (pg->trial) {
+		pg->trial_delta[ps->from] -= moved;
+		pg->trial_delta[ps->to] += moved;
+	}
 	return next_move(pg, dm->procs[k].pid, dm->v->topo->nnodes, plan);
 }
 
@@ -196,6 +266,20 @@ static int keeps_node(const struct nl_pages_domain *dm, size_t k,
 	return 1;
 }
 
+/* This step's moves of a process, from its shape now. */
+static int start_moves(struct nl_page_state *pg, const struct shape *sh,
+		       int pid, int n, double budget, struct nl_plan *plan)
+{
+	struct nl_page_step *ps = &pg->step;
+	memcpy(ps->pages, sh->pages, sizeof(ps->pages));
+	memcpy(ps->threads, sh->threads, sizeof(ps->threads));
+	ps->nthreads = sh->nthreads;
+	ps->npages = sh->npages;
+	ps->budget = budget;
+	ps->rounds = 0;
+	return next_move(pg, pid, n, plan);
+}
+
 int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 		  struct nl_plan *plan)
 {
@@ -216,6 +300,23 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 	pg->loc_after = locality(&sh, n);
 	elapsed = pg->last_s > 0 ? now - pg->last_s : pp->period_s;
 	pg->last_s = now;
+	double budget = pp->page_rate * fmin(elapsed, MAX_BUDGET_S);
+	double nb =
+		pg->trial ? neighbours_tput(dm, p->pid, pg->trial_nodes) : 0;
+	if (pg->trial && !pg->undoing && !sh.cpu_share_only &&
+	    sh.nthreads >= 0.8 * pg->max_threads &&
+	    (sh.tput < (1 - TRIAL_MARGIN) * pg->trial_tput ||
+	     (nb >= 0 && pg->trial_nb > 0 &&
+	      nb < (1 - TRIAL_MARGIN) * pg->trial_nb))) {
+		pg->judge = 0;
+		pg->failed++;
+		pg->active = 0;
+		pg->undoing = 1;
+		pg->hold_until_s = now + pp->page_hold_s;
+		return start_moves(pg, &sh, p->pid, n, budget, plan);
+	}
+	if (pg->undoing)
+		return start_moves(pg, &sh, p->pid, n, budget, plan);
 	if (pg->judge) {
 		/* The move did not pay: not again for a while. Judged on
 		 * ops/s only: a CPU share says nothing of memory speed. */
@@ -255,6 +356,15 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 		}
 	}
 	int bw = sh.n_oi > 0 && sh.oi_sum / sh.n_oi < pp->page_bw_oi;
+	/* Following threads that sit on fewer nodes than the pages puts
+	 * its memory behind fewer controllers: whether that pays only its
+	 * throughput can tell, so it is a trial, undone if it lost, and
+	 * never made without op counts (docs/algorithms.md, "Memory
+	 * follows threads"). */
+	int concentrates = spread_of(sh.threads, n) <
+			   spread_of(sh.pages, n) - SPREAD_SLACK;
+	if (concentrates && sh.cpu_share_only)
+		return 0;
 	/* Spread by bandwidth over threads numalot is still placing: where
 	 * they end up is not known yet. */
 	if (most < SPAN_SHARE * sh.nthreads && bw && sh.moving)
@@ -278,18 +388,26 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 	 * of it is where its threads are. */
 	if (misplaced < (pg->active ? STOP_MISPLACED : pp->page_misplaced)) {
 		pg->active = 0;
+		if (pg->trial > 0)
+			pg->trial--; /* judged TRIAL_AFTER periods past its run
+				      */
 		return 0;
+	}
+	if (!pg->active || !concentrates) {
+		pg->trial = concentrates ? TRIAL_AFTER : 0;
+		pg->trial_tput = sh.tput;
+		/* The nodes its pages go to, and who runs there. */
+		pg->trial_nodes = 0;
+		for (int j = 0; j < n && j < 64; j++)
+			if (sh.threads[j] / sh.nthreads >
+			    sh.pages[j] / sh.npages)
+				pg->trial_nodes |= 1ull << j;
+		pg->trial_nb = neighbours_tput(dm, p->pid, pg->trial_nodes);
+		memset(pg->trial_delta, 0, sizeof(pg->trial_delta));
 	}
 	pg->active = 1;
 	pg->tput_before = sh.tput;
-	struct nl_page_step *ps = &pg->step;
-	memcpy(ps->pages, sh.pages, sizeof(ps->pages));
-	memcpy(ps->threads, sh.threads, sizeof(ps->threads));
-	ps->nthreads = sh.nthreads;
-	ps->npages = sh.npages;
-	ps->budget = pp->page_rate * fmin(elapsed, MAX_BUDGET_S);
-	ps->rounds = 0;
-	return next_move(pg, p->pid, n, plan);
+	return start_moves(pg, &sh, p->pid, n, budget, plan);
 }
 
 /* More busy threads than CPUs: the OS time-shares them, and where a

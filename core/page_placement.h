@@ -38,6 +38,16 @@ struct nl_page_state {
 	double max_threads; /* most busy threads seen at once */
 	int failed;	    /* moves that did not pay off */
 	int crowded;	    /* periods its threads found no room by its pages */
+	/* A run that takes its memory onto fewer nodes is a trial, judged
+	 * each period against its throughput before the run, and undone
+	 * when it lost: the bytes each node gained by it. */
+	int trial, undoing;
+	double trial_tput;
+	/* ...and the other processes' threads on the nodes it loads: their
+	 * ops/s then (< 0: not counted), and those nodes */
+	double trial_nb;
+	unsigned long long trial_nodes;
+	double trial_delta[NL_MAX_NODES];
 	struct nl_page_step step;
 };
 
