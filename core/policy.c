@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
@@ -193,6 +194,64 @@ static int release_crowded(struct step *st)
 	return rc;
 }
 
+/*
+ * A thread numalot pinned whose core another busy thread shares, while a
+ * core it may use is wholly idle: pinned, it cannot take that core as the
+ * kernel's select_idle_core would (the core emptied since it was put
+ * there). To an idle core of its own node; else back to the OS.
+ */
+static int relieve_shared_cores(struct step *st)
+{
+	const struct nl_topology *topo = st->v->topo;
+	int *busy = calloc((size_t)topo->ncores, sizeof(int)), rc = 0;
+
+	if (!busy)
+		return -ENOMEM;
+	for (int c = 0; c < topo->ncpus; c++)
+		for (int u = st->head[c]; u >= 0; u = st->next[u])
+			busy[topo->cpu_core[c]]++;
+	for (int i = 0; i < st->v->nthreads && rc == 0; i++) {
+		const struct nl_view_thread *t = &st->v->threads[i];
+		int c = st->cpu[i], to = -1, other = 0;
+		if (!nl_step_in_domain(st, i) || !t->pinned || c < 0 ||
+		    st->moved[i] || busy[topo->cpu_core[c]] < 2)
+			continue;
+		for (int d = 0; d < topo->ncpus && to < 0; d++) {
+			if (busy[topo->cpu_core[d]] || !nl_step_allows(t, d))
+				continue;
+			if (topo->cpu_node[d] == topo->cpu_node[c])
+				to = d;
+			else
+				other = 1;
+		}
+		if (to < 0 && !other)
+			continue;
+		busy[topo->cpu_core[c]]--;
+		st->moved[i] = 1;
+		if (to < 0) {
+			rc = plan_simple(st, NL_ACT_RELEASE, i, -1,
+					 "shares its core while another is "
+					 "idle: handed back to the OS");
+			continue;
+		}
+		busy[topo->cpu_core[to]]++;
+		rc = nl_plan_add(st->plan,
+				 &(struct nl_action){
+					 .kind = NL_ACT_MIGRATE,
+					 .tid = t->tid,
+					 .other_tid = -1,
+					 .from_cpu = c,
+					 .to_cpu = to,
+					 .relief = 1,
+					 .reason =
+						 "shared its core: to an idle "
+						 "core of its node"});
+		nl_step_occ_move(st, i, to);
+	}
+	free(busy);
+	return rc;
+}
+
 static int step_alloc(struct step *st)
 {
 	int n = st->v->nthreads > 0 ? st->v->nthreads : 1;
@@ -280,6 +339,8 @@ static int policy_moves(struct step *st, const struct nl_policy_hooks *h,
 				       "threads handed back to the OS");
 	if (p->dest == NL_DEST_DATA) {
 		rc = release_crowded(st);
+		if (rc == 0)
+			rc = relieve_shared_cores(st);
 		if (rc)
 			return rc;
 	}
