@@ -412,6 +412,9 @@ static int apply(struct nl_engine *e, struct edomain *d, double now)
 		}
 		if (a->kind != NL_ACT_ROLLBACK)
 			t->hold_until_s = now + d->params.hold_s;
+		else if (a->then_release &&
+			 e->m->ops->release(e->m, t->tid) == 0)
+			t->pinned = 0;
 		t->migrations++;
 		rc = nl_engine_journal(d, a, now, NULL, pid, upid);
 	}

@@ -30,6 +30,19 @@ static double throughput(const struct step *st, int *count)
 	return sum;
 }
 
+/* The domain's processes with a busy thread: what a verdict was for. */
+static int processes(const struct step *st)
+{
+	int n = 0, last = -1;
+	for (int i = 0; i < st->v->nthreads; i++)
+		if (nl_step_in_domain(st, i) && !nl_step_idle(st, i) &&
+		    st->v->threads[i].pid != last) {
+			last = st->v->threads[i].pid;
+			n++;
+		}
+	return n;
+}
+
 /* Some thread of the domain has ops/s measured, not only a CPU share. */
 static int ops_measured(const struct step *st)
 {
@@ -217,6 +230,7 @@ static int decide(struct step *st, double tput, int count)
 		s->nsaved = 0;
 		s->harm_won = 1;
 		s->harm_passive = 1;
+		s->harm_procs = processes(st);
 		if (s->harm_backoff < HARM_MAX_BACKOFF)
 			s->harm_backoff *= 2;
 		s->harm_next_s = now + check * s->harm_backoff;
@@ -247,7 +261,9 @@ int nl_harm_check(struct step *st)
 	if (s->harm_phase == 1)
 		return decide(st, tput, count);
 	if (s->harm_passive) {
-		if (now < s->harm_next_s)
+		/* The OS won for the processes then running: once one has
+		 * come or gone, that verdict no longer holds. */
+		if (now < s->harm_next_s && processes(st) == s->harm_procs)
 			return 1;
 		s->harm_passive = 0;
 		s->harm_next_s = now + check;

@@ -188,6 +188,8 @@ struct nl_action {
 	double total_tickets;
 	const char *reason; /* static text */
 	int relief;	    /* a move off a shared CPU, not for its data */
+	int then_release;   /* NL_ACT_ROLLBACK: then handed back to the OS,
+			       as it was before the move it undoes */
 };
 
 struct nl_plan {
@@ -208,6 +210,7 @@ struct nl_memo {
 	double perf_before;
 	double judge_before; /* rel perf (or perf, alone in its process) */
 	int pair;	     /* the swap partner's memo, -1 none */
+	int was_pinned;	     /* numalot had pinned it before this move */
 };
 
 /* A thread numalot placed, watched while it stays where it was put
@@ -238,6 +241,7 @@ struct nl_policy_state {
 	int harm_n;	       /* periods summed */
 	double harm_placed;    /* recent throughput under numalot's placement */
 	int harm_passive;      /* the OS won the last check: no moves */
+	int harm_procs;	       /* ...with this many processes running */
 	struct nl_memo *saved; /* placement to re-apply (tid, to_cpu) */
 	size_t nsaved, capsaved;
 	/* ...and each process's throughput: recent under numalot's

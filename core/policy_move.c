@@ -508,10 +508,11 @@ int nl_step_move(struct step *st, int i, struct nl_rng *rng, int memo)
 	if (rc == 0 && memo) {
 		if (o->other >= 0)
 			pair = (int)st->s->nlast + 1;
-		rc = nl_memo_add(
-			st->s,
-			&(struct nl_memo){t->tid, a.from_cpu, a.to_cpu, t->perf,
-					  nl_step_judge_metric(st, i), pair});
+		rc = nl_memo_add(st->s,
+				 &(struct nl_memo){t->tid, a.from_cpu, a.to_cpu,
+						   t->perf,
+						   nl_step_judge_metric(st, i),
+						   pair, t->pinned});
 	}
 	if (rc == 0 && memo && o->other >= 0) {
 		const struct nl_view_thread *u = &st->v->threads[o->other];
@@ -519,7 +520,7 @@ int nl_step_move(struct step *st, int i, struct nl_rng *rng, int memo)
 			st->s,
 			&(struct nl_memo){u->tid, a.to_cpu, a.from_cpu, u->perf,
 					  nl_step_judge_metric(st, o->other),
-					  pair - 1});
+					  pair - 1, u->pinned});
 	}
 	if (o->other >= 0) {
 		nl_step_occ_move(st, o->other, a.from_cpu);

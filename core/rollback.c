@@ -38,12 +38,16 @@ static int plan_rollback(struct step *st, const struct nl_memo *m, int i,
 			st->moved[i] = 1;
 			return rc;
 		}
-	rc = nl_plan_add(st->plan, &(struct nl_action){.kind = NL_ACT_ROLLBACK,
-						       .tid = m->tid,
-						       .other_tid = -1,
-						       .from_cpu = m->to_cpu,
-						       .to_cpu = m->from_cpu,
-						       .reason = reason});
+	/* Undone is as it was: a thread the OS placed goes back to its old
+	 * CPU and to the OS, whose balancers a pin there would stop. */
+	rc = nl_plan_add(st->plan,
+			 &(struct nl_action){.kind = NL_ACT_ROLLBACK,
+					     .tid = m->tid,
+					     .other_tid = -1,
+					     .from_cpu = m->to_cpu,
+					     .to_cpu = m->from_cpu,
+					     .then_release = !m->was_pinned,
+					     .reason = reason});
 	nl_step_occ_move(st, i, m->from_cpu);
 	st->moved[i] = 1;
 	return rc;
