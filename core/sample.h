@@ -2,8 +2,7 @@
 #ifndef NUMALOT_SAMPLE_H
 #define NUMALOT_SAMPLE_H
 
-/* numalot handles machines of up to this many NUMA nodes. */
-#define NL_MAX_NODES 64
+#include "topology.h" /* NL_MAX_NODES */
 
 /* Which fields of struct nl_sample were really measured. */
 enum nl_measured {

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sample.h"
 #include "util.h"
 
 static int ends_with(const char *s, const char *suffix)

@@ -5,6 +5,9 @@
 #include <hwloc.h>
 #include <stddef.h>
 
+/* numalot handles machines of up to this many NUMA nodes. */
+#define NL_MAX_NODES 64
+
 /*
  * CPUs are numbered densely inside numalot: 0 .. ncpus-1 in hwloc's logical
  * order of the allowed PUs. cpu_os[] gives the number the operating system
