@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../../core/cli/eval_stats.h"
+#include "eval_stats.h"
 
 static void medians(void **state)
 {
