@@ -4,17 +4,9 @@
 
 #include <stdio.h>
 
+#include "cli_out.h"
 #include "cmdline.h"
 #include "policy.h"
-
-/* Exit statuses: 0 done, 1 failed while running, 2 bad input. */
-enum { NL_EXIT_OK = 0, NL_EXIT_FAIL = 1, NL_EXIT_USAGE = 2 };
-
-/* "s" after a count other than 1: "1 thread", "2 threads". */
-static inline const char *nl_s(long n)
-{
-	return n == 1 ? "" : "s";
-}
 
 int nl_cmd_sim(int argc, char **argv);
 int nl_cmd_bench(int argc, char **argv);
@@ -27,10 +19,6 @@ int nl_cmd_report(int argc, char **argv);
 int nl_cmd_version(int argc, char **argv);
 int nl_cmd_calibrate(int argc, char **argv);
 int nl_cmd_eval(int argc, char **argv);
-
-/* Print "numalot CMD: message" to stderr. */
-void nl_cli_error(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 /* Apply "KEY=VALUE" to params; prints the error and returns -1 if bad. */
 int nl_cli_param(const char *cmd, struct nl_policy_params *p, const char *kv);
@@ -58,9 +46,5 @@ void nl_cli_usage(const char *cmd, FILE *f);
 	{                                                                      \
 		"help", no_argument, NULL, 'h'                                 \
 	}
-
-/* Write a json-c object to path (pretty, with a final newline). */
-struct json_object;
-int nl_cli_write_json(const char *cmd, const char *path, struct json_object *o);
 
 #endif

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "cli_out.h"
 #include "scenario.h"
 
 #define CMD "bench"

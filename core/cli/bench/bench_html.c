@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "cli_out.h"
 #include "report_view.h"
 #include "scenario.h"
 

@@ -11,7 +11,7 @@
 #include <json-c/json.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "cli_out.h"
 #include "scenario.h"
 
 #define CMD "bench"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "cli_out.h"
 #include "random.h"
 #include "scenario.h"
 #include "util.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "cli_out.h"
 
 #define CMD "bench"
 

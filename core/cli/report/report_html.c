@@ -12,7 +12,7 @@
 #include <json-c/json.h>
 
 #include "advice.h"
-#include "cli.h"
+#include "cli_out.h"
 #include "report_html.h"
 #include "report_view.h"
 

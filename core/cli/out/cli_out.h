@@ -1,0 +1,26 @@
+/*
+ * numalot command line: what every command's output shares (its messages,
+ * exit statuses, files written whole), below the commands (cli.h) and the
+ * renderers (report/, bench/), which take nothing else of the commands.
+ */
+#ifndef NUMALOT_CLI_OUT_H
+#define NUMALOT_CLI_OUT_H
+
+/* Exit statuses: 0 done, 1 failed while running, 2 bad input. */
+enum { NL_EXIT_OK = 0, NL_EXIT_FAIL = 1, NL_EXIT_USAGE = 2 };
+
+/* "s" after a count other than 1: "1 thread", "2 threads". */
+static inline const char *nl_s(long n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/* Print "numalot CMD: message" to stderr. */
+void nl_cli_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Write a json-c object to path (pretty, with a final newline). */
+struct json_object;
+int nl_cli_write_json(const char *cmd, const char *path, struct json_object *o);
+
+#endif
