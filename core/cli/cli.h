@@ -33,7 +33,7 @@ int nl_cli_set_counters(const char *cmd, const char *name,
 /* Start parsing a command's options (argv[0] is the command's name). */
 void nl_args_start(void);
 
-/* The next option through getopt_long (core/cmdline.h): a bad one is
+/* The next option through getopt_long (core/base/cmdline.h): a bad one is
  * told as "numalot CMD: ..." and gives '?'. */
 int nl_args_next(const char *cmd, int argc, char **argv, const char *shortopts,
 		 const struct option *longopts);

@@ -60,7 +60,7 @@ struct nl_policy_params {
 	int oversub_release;   /* hand threads back to the OS when the domain's
 				  CPUs are oversubscribed (1) */
 	double harm_check_s;   /* do-no-harm check every this long, 0 off */
-	int pages;	       /* page placement (core/page_placement.c) on */
+	int pages;	       /* page placement (page_placement.c) on */
 	double page_rate;      /* bytes/s of page moves per process, at most */
 	double page_misplaced; /* act when this share of a process's pages
 				  is away from its threads' nodes */

@@ -86,7 +86,7 @@ extern const size_t nl_model_nparams;
 void nl_model_default_params(struct nl_model_params *p);
 
 /*
- * Workload kinds (kinds.c). A kind is a parameter set, modelled in the
+ * Workload kinds (model_params.c). A kind is a parameter set, modelled in the
  * spirit of the NAS Parallel Benchmarks, not measured. Phases repeat every
  * cycle_ops ops of a thread; each scales the base values, and the scales
  * average to 1 over a cycle (weighted by ops) for peak_fraction and

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the advice (core/advice.c, docs/advice.md): each rule on
+ * Unit tests of the advice (core/digest/advice.c, docs/advice.md): each rule on
  * hand-written reports, one that makes the mistake and the nearest ones
  * that do not (the thresholds' other side, the evidence missing). The
  * machines here have several NUMA nodes and SMT, which the 1-node 2-CPU

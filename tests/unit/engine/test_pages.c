@@ -1,6 +1,6 @@
 /*
  * Unit tests: page moves on the simulated node (the machine's move_pages),
- * page placement's plan (core/page_placement.c, docs/algorithms.md) and
+ * page placement's plan (core/policy/page_placement.c, docs/algorithms.md) and
  * the engine applying it.
  */
 #include <stdarg.h>

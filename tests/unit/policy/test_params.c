@@ -1,5 +1,5 @@
 /*
- * Unit tests of the policy parameters' one description (core/params.c):
+ * Unit tests of the policy parameters' one description (core/policy/params.c):
  * parsing and the profiles come from it, and docs/algorithms.md's tables
  * say what it says (a row that differs fails here).
  */
@@ -67,7 +67,8 @@ static void doc_has_the_table(void **state)
 			}
 			line = nl + 1;
 		}
-		fail_msg("%s: the parameter table differs from core/params.c",
+		fail_msg("%s: the parameter table differs from "
+			 "core/policy/params.c",
 			 DOC);
 	}
 	free(doc);
