@@ -169,7 +169,7 @@ static int option_to(struct step *st, int i, int s, int d, int n)
 	if (!nl_step_allows(t, d))
 		return n;
 	if (st->head[d] < 0) {
-		st->opts[n] = (struct option){
+		st->opts[n] = (struct nl_destination){
 			d, -1, nl_tickets_for(v, st->p, t, s, d, 1)};
 		return n + 1;
 	}
@@ -185,7 +185,7 @@ static int option_to(struct step *st, int i, int s, int d, int n)
 		}
 	}
 	if (best >= 0)
-		st->opts[n++] = (struct option){d, best, best_tk};
+		st->opts[n++] = (struct nl_destination){d, best, best_tk};
 	return n;
 }
 
@@ -277,7 +277,7 @@ static int crowded_options(struct step *st, int i)
 			if (topo->cpu_node[d] == st->order[k] &&
 			    st->head[d] < 0 && nl_step_allows(t, d) &&
 			    sibling_ok(st, i, d, &idle))
-				st->opts[n++] = (struct option){
+				st->opts[n++] = (struct nl_destination){
 					d, -1,
 					nl_tickets_for(st->v, st->p, t, s, d,
 						       1)};
@@ -485,9 +485,10 @@ int nl_step_move(struct step *st, int i, struct nl_rng *rng, int memo)
 		return nl_plan_add(st->plan, &a);
 	}
 	if (st->p->tickets.stay > 0)
-		st->opts[n++] = (struct option){-1, -1, st->p->tickets.stay};
+		st->opts[n++] =
+			(struct nl_destination){-1, -1, st->p->tickets.stay};
 	int k = choose(st, n, rng, &total);
-	struct option *o = &st->opts[k];
+	struct nl_destination *o = &st->opts[k];
 	a.tickets = o->tickets;
 	a.total_tickets = total;
 	st->moved[i] = 1;

@@ -22,7 +22,9 @@ struct step {
 	/* While the moves of a thread whose data is on owner_node are built:
 	 * the process that keeps that node's group (-1 none). */
 	int owner_pid, owner_node;
-	struct option {
+	/* A destination of the draw: a CPU, the thread swapped with there
+	 * (-1 none; cpu -1: stay), its tickets. */
+	struct nl_destination {
 		int cpu;
 		int other;
 		double tickets;
