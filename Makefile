@@ -179,7 +179,7 @@ $(TESTS): $(BUILD)/tests/%: $(TEST_LINK)
 	@mkdir -p $(dir $@)
 	$(CC) $(NL_CFLAGS) $(INC_tests) $(CFLAGS) $(SAN_CFLAGS) $(EXE_CFLAGS) \
 		$(EXE_LDFLAGS) $(SAN_LDFLAGS) -MMD -MP -MF $@.d -MT $@ -o $@ \
-		$(filter %.c,$^) $(TEST_CLI_$(@F)) $(TEST_LINK) $(NL_LIBS) \
+		$(filter $(TEST_SRC),$^) $(TEST_CLI_$(@F)) $(TEST_LINK) $(NL_LIBS) \
 		$(TEST_LIBS)
 $(foreach t,$(TEST_SRC),$(eval $(BUILD)/tests/$(basename $(notdir $(t))): $(t)))
 # A unit test of a command-line file links that file too.
