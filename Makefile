@@ -69,7 +69,7 @@ EXE_LDFLAGS := -pie $(LD_HARDEN) $(LDFLAGS)
 # and the protocol on base; the policies on the machine (samples) and the
 # protocol (their names); the engine on the policies; the machines (real,
 # sim) on the machine interface; a simulated run (simrun) on the engine and
-# the simulated node; the agent on the engine, the real node and the
+# the simulated node (its sim.h; model.h is core/sim/'s own); the agent on the engine, the real node and the
 # protocol; the command line on everything but the agent; the plugin on
 # base, the protocol and a report's digest. Tests take everything.
 INC_core/base := -Icore/base

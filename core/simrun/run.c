@@ -11,7 +11,7 @@
 
 #include "engine.h"
 #include "machine.h"
-#include "model.h"
+#include "sim.h"
 #include "scenario.h"
 #include "search.h"
 #include "util.h"
@@ -316,8 +316,11 @@ static int climb_and_run(struct nl_runs *rs, int ideal, int *const *starts,
 
 	if (!seen)
 		return -ENOMEM;
-	for (int i = 0; i < rs->sc->nprocs; i++)
-		n += rs->sc->procs[i].nthreads;
+	for (int i = 0; i < nl_scenario_nprocs(rs->sc); i++) {
+		struct nl_scenario_proc p;
+		nl_scenario_proc(rs->sc, i, &p);
+		n += p.nthreads;
+	}
 	bytes = sizeof(int) * (size_t)n;
 	machine_opts(&rs->o, &mo);
 	mo.ideal_locality = ideal;

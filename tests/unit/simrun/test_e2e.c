@@ -15,6 +15,7 @@
 
 #include "engine.h"
 #include "scenario.h"
+#include "sim.h"
 
 #define REMOTE "etc/scenarios/two-node-remote.json"
 
