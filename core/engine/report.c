@@ -139,30 +139,33 @@ static struct json_object *pages_json(const struct nl_page_state *pg,
 	if (!model) {
 		json_object_object_add(
 			o, "locations_read",
-			json_object_new_int64((int64_t)pi->pages_reads));
+			json_object_new_int64((int64_t)pi->real.pages_reads));
 		json_object_object_add(
 			o, "locations_unchanged",
-			json_object_new_int64((int64_t)pi->pages_skipped));
+			json_object_new_int64((int64_t)pi->real.pages_skipped));
 	}
 	/* What chose the pages (docs/real-node.md, "Hot pages"). */
-	if (pi->hot_source[0]) {
+	if (pi->real.hot_source[0]) {
 		char g[96];
 		struct json_object *h = json_object_new_object();
 		snprintf(g, sizeof(g),
 			 "hot pages first (sampled data addresses: %s), then "
 			 "page locations",
-			 pi->hot_source);
+			 pi->real.hot_source);
 		json_object_object_add(o, "guided_by",
 				       json_object_new_string(g));
-		json_object_object_add(h, "source",
-				       json_object_new_string(pi->hot_source));
-		json_object_object_add(h, "samples",
-				       json_object_new_double(pi->hot_samples));
-		json_object_object_add(h, "pages_held",
-				       json_object_new_double(pi->hot_pages));
+		json_object_object_add(
+			h, "source",
+			json_object_new_string(pi->real.hot_source));
+		json_object_object_add(
+			h, "samples",
+			json_object_new_double(pi->real.hot_samples));
+		json_object_object_add(
+			h, "pages_held",
+			json_object_new_double(pi->real.hot_pages));
 		json_object_object_add(
 			h, "moved_first_bytes",
-			json_object_new_double(pi->hot_moved_bytes));
+			json_object_new_double(pi->real.hot_moved_bytes));
 		json_object_object_add(o, "hot_pages", h);
 	} else {
 		json_object_object_add(
@@ -259,14 +262,15 @@ static struct json_object *processes_json(struct nl_engine *e, int domain,
 							  e->m->measured,
 							  e->m->modelled));
 		page_readings_json(o, ep, e->m->topo->nnodes);
-		if (p[i].let_go[0])
+		if (p[i].real.let_go[0])
 			json_object_object_add(
 				o, "let_go",
-				json_object_new_string(p[i].let_go));
-		if (p[i].children_unfollowed > 0)
+				json_object_new_string(p[i].real.let_go));
+		if (p[i].real.children_unfollowed > 0)
 			json_object_object_add(
 				o, "children_not_followed",
-				json_object_new_int(p[i].children_unfollowed));
+				json_object_new_int(
+					p[i].real.children_unfollowed));
 		json_object_array_add(a, o);
 	}
 	return a;

@@ -39,23 +39,27 @@ struct nl_process_info {
 	 * "the scenario's cpus", ... (docs/algorithms.md); a v2 task's
 	 * cgroup below a node's slurmstepd scope may pass 100 characters */
 	char limit[192];
-	/* Hot pages from sampled data addresses (the real node, where PEBS
-	 * or IBS samples loads): what sampled them ("" none), the pages
-	 * held, the samples taken, and the bytes page moves took hottest
-	 * first (docs/real-node.md, "Hot pages"). */
-	char hot_source[16];
-	double hot_pages, hot_samples, hot_moved_bytes;
-	/* Where its pages are (the real node): numa_maps read, and looks
-	 * that left it unread as its faults and resident size had not
-	 * changed (docs/real-node.md, "Cost"). */
-	unsigned long pages_reads, pages_skipped;
-	/* Children of its main thread numalot did not manage (the real node
-	 * not following children): the most seen at one look, 0 none. */
-	int children_unfollowed;
-	/* Why numalot let go of it while it ran ("" it did not): another
-	 * program set its threads' CPUs (docs/real-node.md, "Other placers").
-	 */
-	char let_go[160];
+	/* What only the real node fills; the simulated node leaves it zero,
+	 * and the report then says nothing of it. */
+	struct nl_process_real {
+		/* Hot pages from sampled data addresses (where PEBS or IBS
+		 * samples loads): what sampled them ("" none), the pages held,
+		 * the samples taken, and the bytes page moves took hottest
+		 * first (docs/real-node.md, "Hot pages"). */
+		char hot_source[16];
+		double hot_pages, hot_samples, hot_moved_bytes;
+		/* Where its pages are: numa_maps read, and looks that left it
+		 * unread as its faults and resident size had not changed
+		 * (docs/real-node.md, "Cost"). */
+		unsigned long pages_reads, pages_skipped;
+		/* Children of its main thread numalot did not manage (not
+		 * following children): the most seen at one look, 0 none. */
+		int children_unfollowed;
+		/* Why numalot let go of it while it ran ("" it did not):
+		 * another program set its threads' CPUs (docs/real-node.md,
+		 * "Other placers"). */
+		char let_go[160];
+	} real;
 };
 
 /* How to take a process over (add_process). */

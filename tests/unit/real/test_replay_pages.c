@@ -42,8 +42,8 @@ static double look(struct replay *rp, double dt, unsigned long *reads,
 	assert_int_equal(rp->m->ops->processes(rp->m, &pi, &n), 0);
 	for (size_t i = 0; i < n; i++)
 		if (pi[i].pid == rp->pid) {
-			*reads = pi[i].pages_reads;
-			*kept = pi[i].pages_skipped;
+			*reads = pi[i].real.pages_reads;
+			*kept = pi[i].real.pages_skipped;
 		}
 	return sum;
 }

@@ -615,8 +615,8 @@ static void page_looks(struct nl_machine *m, int pid, unsigned long *reads,
 	assert_int_equal(m->ops->processes(m, &pi, &n), 0);
 	for (size_t i = 0; i < n; i++)
 		if (pi[i].pid == pid) {
-			*reads = pi[i].pages_reads;
-			*kept = pi[i].pages_skipped;
+			*reads = pi[i].real.pages_reads;
+			*kept = pi[i].real.pages_skipped;
 			return;
 		}
 	fail();

@@ -239,8 +239,9 @@ static void moves_take_hot_pages_first(void **state)
 	assert_int_equal(m->ops->sample(m, tid, &s), 0);
 	assert_int_equal(m->ops->processes(m, &pi, &n), 0);
 	assert_int_equal(n, 1);
-	assert_string_equal(pi[0].hot_source, "raw event");
-	assert_true(pi[0].hot_pages >= NH && pi[0].hot_samples >= 3 * NH);
+	assert_string_equal(pi[0].real.hot_source, "raw event");
+	assert_true(pi[0].real.hot_pages >= NH &&
+		    pi[0].real.hot_samples >= 3 * NH);
 	assert_int_equal(m->ops->move_pages(m, pid, d0, d1,
 					    (double)(NH * page_size()), 0,
 					    &moved),
@@ -275,7 +276,7 @@ static void moves_take_hot_pages_first(void **state)
 	assert_int_equal(hot_there, NH);
 	assert_int_equal(cold_there, 0);
 	assert_int_equal(m->ops->processes(m, &pi, &n), 0);
-	assert_true(pi[0].hot_moved_bytes == (double)(NH * page_size()));
+	assert_true(pi[0].real.hot_moved_bytes == (double)(NH * page_size()));
 	numa_set_localalloc();
 	munmap(a, NA * page_size());
 	nl_machine_destroy(m);
