@@ -28,15 +28,16 @@ static const char *const os_names[] = {
 	[NL_OS_LINUX_NONUMA] = "linux-nonuma",
 	[NL_OS_LINUX_IDEAL] = "linux-ideal",
 };
+#define NOS (sizeof(os_names) / sizeof(os_names[0]))
 
 const char *nl_os_mode_name(enum nl_os_mode mode)
 {
-	return (unsigned)mode <= NL_OS_LINUX_IDEAL ? os_names[mode] : NULL;
+	return (unsigned)mode < NOS ? os_names[mode] : NULL;
 }
 
 int nl_os_mode_from_name(const char *name, enum nl_os_mode *mode)
 {
-	for (unsigned i = 0; name && i <= NL_OS_LINUX_IDEAL; i++)
+	for (unsigned i = 0; name && i < NOS; i++)
 		if (strcmp(name, os_names[i]) == 0) {
 			*mode = (enum nl_os_mode)i;
 			return 0;
@@ -50,8 +51,7 @@ const char *nl_os_mode_names(void)
 
 	if (!buf[0]) /* alphabetical: "linux, linux-ideal, linux-nonuma, none"
 		      */
-		nl_names_join(os_names, sizeof(os_names) / sizeof(os_names[0]),
-			      1, buf, sizeof(buf));
+		nl_names_join(os_names, NOS, 1, buf, sizeof(buf));
 	return buf;
 }
 
