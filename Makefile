@@ -62,16 +62,10 @@ TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 EXE_CFLAGS := -fPIE
 EXE_LDFLAGS := -pie $(LD_HARDEN) $(LDFLAGS)
 
-# The folders (docs/architecture.md, "As built") and the headers each may
-# take: its own and those of the layers below it, never one above, so that
-# these sets are the layering (a file that includes a header of a layer
-# above does not compile). From the bottom: base; the machine interface
-# and the protocol on base; the policies on the machine (samples) and the
-# protocol (their names); the engine on the policies; the machines (real,
-# sim) on the machine interface; a simulated run (simrun) on the engine and
-# the simulated node (its sim.h; model.h is core/sim/'s own); the agent on the engine, the real node and the
-# protocol; the command line on everything but the agent; the plugin on
-# base, the protocol and a report's digest. Tests take everything.
+# Each folder's headers and those of the layers below it, never one above:
+# a file that includes a header from above does not compile, so these sets
+# are the layering (docs/architecture.md, "As built", draws it). Tests
+# take everything.
 INC_core/base := -Icore/base
 INC_core/machine := $(INC_core/base) -Icore/machine
 INC_core/protocol := $(INC_core/base) -Icore/protocol

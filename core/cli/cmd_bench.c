@@ -1,13 +1,7 @@
 /*
  * numalot bench: every scenario under every policy and baseline for several
- * seeds, in parallel processes, then a table, a JSON file and a chart
- * (docs/evaluation.md).
- *
- * The work is cut into units (one scenario and seed: every policy of it,
- * since the baselines build on the policies' runs). Unit u goes to job
- * u mod jobs; each job writes its results, exactly (hexadecimal floats),
- * to a temporary file the parent reads back. A unit's results depend only
- * on the scenario and the seed, so they do not depend on --jobs.
+ * seeds, in jobs whose results never depend on --jobs (docs/evaluation.md),
+ * then a table, a JSON file and a chart.
  */
 #include <errno.h>
 #include <glob.h>

@@ -1,14 +1,7 @@
 /*
- * numalot: page placement (docs/algorithms.md, "Memory follows threads").
- * After a domain's thread moves, each of its processes whose pages are
- * away from its threads has some moved towards them: the target share of
- * each node is the share of the process's busy threads on it, so a
- * process on one node gets its pages there, and a process spread over
- * several nodes gets them spread the same way instead of concentrated on
- * one. Compute-bound processes and memory bound by the process's own
- * policy are left alone. Moves are rate-limited; a move after which the
- * process ran slower is not tried again for page_hold_s. It plans: the
- * engine applies the moves (engine_pages.c).
+ * numalot: page placement (docs/algorithms.md, "Memory follows threads"):
+ * the page moves that bring each process's pages to its busy threads'
+ * nodes, in the same shares. It plans; the engine applies (engine_pages.c).
  */
 #include "page_placement.h"
 

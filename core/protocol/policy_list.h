@@ -1,12 +1,7 @@
 /*
- * numalot: every policy, one row each (docs/architecture.md, "Adding a
- * policy"). Read with NL_POLICY(ID, name, where, about, hooks) defined:
- * ID names NL_POLICY_<ID>; where says who may choose it (NL_POLICY_JOBS:
- * Slurm jobs and the agent too, not only numalot run/attach/sim;
- * NL_POLICY_PAPER: numalot bench and sim also run it as <name>-paper,
- * under profile=paper); about is its line in --numalot=help; hooks is
- * the struct nl_policy_hooks its file defines. The enum follows the row
- * order; names are listed sorted.
+ * numalot: every policy, one row each, read with NL_POLICY(ID, name, where,
+ * about, hooks) defined; docs/architecture.md, "Adding a policy", says
+ * what each column gives. The enum follows the row order.
  */
 NL_POLICY(MONITOR, "monitor", NL_POLICY_JOBS, "observe and report only",
 	  nl_monitor_hooks)

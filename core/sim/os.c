@@ -1,15 +1,8 @@
 /*
- * numalot: the simulated operating system (docs/machine-model.md,
- * "Operating system"), run once per tick after the work advanced:
- * - the load balancer moves a thread that is not pinned from an overloaded
- *   CPU to an idle one it may use, nearest first (LINUX, LINUX_NONUMA);
- * - automatic NUMA balancing, every scan period, moves a thread that is not
- *   pinned towards the node holding most of its data when a CPU there is
- *   free or a swap helps both (LINUX);
- * - and migrates the private pages of every thread, pinned or not, towards
- *   the node it runs on, as fast as the scanner finds them and the per-node
- *   rate limit allows (LINUX).
- * Nothing here knows which policy runs; pinned threads are the policy's.
+ * numalot: the simulated operating system, once per tick after the work
+ * advanced: load balancer, NUMA balancing, page migration, by mode
+ * (docs/machine-model.md, "Operating system"). Pinned threads are the
+ * policy's; nothing here knows which policy runs.
  */
 #include "model.h"
 

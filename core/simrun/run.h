@@ -1,17 +1,8 @@
 /*
- * numalot: one scenario on the simulated node under a policy or a baseline
- * (docs/machine-model.md, "Baselines"; docs/evaluation.md). What
- * `numalot sim` and `numalot bench` run.
- *
- * Policies run in the engine on the simulated machine; the simulated
- * operating system (the scenario's "os", default linux) runs underneath
- * every run alike. Baselines:
- * - linux, linux-nonuma: no numalot, the OS model alone;
- * - best-static: the best fixed placement found by hill-climbing
- *   (search.h) from several starts, the policies' final placements among
- *   them, each thread pinned from its start;
- * - ideal-locality: the same search with every thread's data on its node
- *   at no cost.
+ * numalot: one scenario on the simulated node under a policy (the engine on
+ * the simulated machine) or a baseline (docs/machine-model.md,
+ * "Baselines"), the OS model underneath every run alike: what `numalot sim`
+ * and `numalot bench` run.
  */
 #ifndef NUMALOT_SIM_RUN_H
 #define NUMALOT_SIM_RUN_H

@@ -1,17 +1,7 @@
 /*
  * numalot report --html / --svg: the per-thread roofline and the locality
- * chart, over every report of the set.
- *
- * Roofline: ops/s against operational intensity (ops per byte of LLC-miss
- * traffic), log-log, one dot per thread coloured by process. A thread
- * lacking either term is not drawn (never as a zero); the notes say how
- * many and why. Ceilings (peak ops/s of a CPU, bandwidth of a node) are
- * drawn when the report knows them (machine.ceilings: the model's).
- *
- * Locality: per process, a thin stacked bar per thread of the share of
- * its CPU time on each node, and the process's pages by node at numalot's
- * first and last reading, with the mean share of its pages on each
- * thread's node then.
+ * chart, over every report of the set (docs/report-format.md, "Pictures").
+ * A thread lacking a term is left out of the roofline, never drawn as 0.
  */
 #include <math.h>
 #include <string.h>

@@ -1,18 +1,8 @@
 /*
- * numalot report --html / --svg: the placement timeline of one report.
- *
- * One row per thread, every thread drawn (no sampling): rows are 16 px
- * high for a few threads and down to 3 px for a thousand (the page puts
- * the chart in a scrolling box). Each row is coloured by the NUMA node the
- * thread was on: where numalot's samples found it (threads[].cpus,
- * report_samples.c), or in an older report as rebuilt from its events;
- * numalot's moves are marks on top, a mark per event of events[] sits on the
- * thread's row at its time (swaps also mark the partner's row, in a class of
- * their own so that marks and events count alike); past RV_TITLES_MAX events
- * the marks of a kind are one path, a subpath per event, without hover text. On
- * the right, the share of the thread's CPU time on each node
- * (threads[].time_per_node_s). The coloured stretches are one path per
- * node for all rows, which keeps a page of a thousand threads quick.
+ * numalot report --html / --svg: the placement timeline of one report,
+ * every thread a row, numalot's moves marks on top (docs/report-format.md,
+ * "Pictures"); drawn in few elements, so that a page of a thousand threads
+ * stays quick.
  */
 #include <math.h>
 #include <string.h>
@@ -363,6 +353,7 @@ static void marks_each(FILE *f, const struct rv_report *r, int rh)
 				e->kind == RV_ROLLBACK ? "2.5" : "1.5");
 		mark_title(f, r, e);
 		fputs(ring ? "</circle>\n" : "</path>\n", f);
+		/* A class of its own: marks of class ev count as events do. */
 		if (e->other_row >= 0)
 			fprintf(f,
 				"<path class=\"ev-partner swap\" "

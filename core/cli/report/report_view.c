@@ -1,14 +1,8 @@
 /*
  * numalot report --html / --svg: reports read into report_view.h's
  * structures, every field checked, and each thread's placement over time
- * rebuilt from events[].
- *
- * A thread is drawn from when numalot first saw it (threads[].first_seen_s,
- * else its process's start) to when it last saw it, plus at most one
- * period (it ended between two looks), but never past its process's end.
- * Before its first move it is on the node its first event leaves (a swap
- * partner: the node the event goes to); a thread never moved is on the
- * node where it spent most of its time.
+ * rebuilt from events[] where it has no sampled CPUs (the rules:
+ * docs/report-format.md, "Pictures").
  */
 #include <math.h>
 #include <stdlib.h>

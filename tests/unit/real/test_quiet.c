@@ -244,14 +244,10 @@ static void *spinner(void *arg)
 }
 
 /*
- * A quiet process (it ran under 5% of a CPU since its last refresh:
- * quiet.c) has its idle counted threads read once in 16 refreshes, not 8.
- * Threads that wake busy make it not quiet, and are read, busy, within 6
- * refreshes: its clock rose, so every idle thread is read (quiet.c,
- * nl_real_wake), and, if that read's sample spans more idle time than
- * busy, at the refresh after (docs/real-node.md, "Cost"). Eight of them:
- * their turns of 16 (which a process kept quiet would wait for) cannot
- * all come within 6 refreshes.
+ * A quiet process (under 5% of a CPU since its last refresh) reads its
+ * idle counted threads 1 refresh in 16, not 8; threads that wake busy are
+ * read busy within 6 refreshes (docs/real-node.md, "Cost"), sooner than
+ * the turns of 16 of eight of them could all come.
  */
 static void real_node_quiet_process_reads_idle_less(void **state)
 {
@@ -330,13 +326,10 @@ static void *hopper(void *arg)
 
 /*
  * An idle thread that runs a little and wakes on another CPU each time has
- * its stat read (for its CPU) once in 32 of its process's refreshes
- * (STAT_CPU_RECHECK), not at every other read: having run, it is alive,
- * and its CPU is no one's business while it stays idle
- * (docs/real-node.md, "Cost"). The main thread's is read every refresh.
- * The thread hops once every 4 refreshes, as the test tells it: a thread
- * waking by itself more often could be caught at a read with over 2% of
- * a CPU (a virtual machine's stolen time counts), and read as busy.
+ * its stat read 1 in 32 of its process's refreshes (STAT_CPU_RECHECK), the
+ * main thread's every refresh (docs/real-node.md, "Cost"). It hops every 4
+ * refreshes, as told: one waking oftener by itself could be read busy (a
+ * virtual machine's stolen time counts).
  */
 static void real_node_idle_hopper_stat_in_turns(void **state)
 {

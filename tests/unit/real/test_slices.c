@@ -517,15 +517,11 @@ static int refreshes_to_see(struct nl_machine *m, int pid, int tid, int gone,
 }
 
 /*
- * The real node lists a process's tasks only when the kernel counts more
- * or fewer than it knows, or every few refreshes (docs/real-node.md,
- * "Cost"): a thread that starts is seen at the next refresh, and one that
- * ends while another starts (the count unchanged) is seen within those
- * few refreshes: a busy one within 17 (IDLE_COUNTED_RECHECK +
- * STAT_RECHECK, and the listing after), an
- * idle one at the latest with the full listing (LIST_RECHECK, 32: a
- * process that stays quiet reads its idle threads 1 refresh in 16).
- * Counted threads (the default budget).
+ * Tasks are listed when the kernel's count changes, or every few refreshes
+ * (docs/real-node.md, "Cost"): a thread that starts is seen at the next
+ * refresh; of one that ends as another starts, a busy one within 17
+ * (IDLE_COUNTED_RECHECK + STAT_RECHECK, then the listing), an idle one at
+ * the latest with the full listing (LIST_RECHECK, 32). Counted threads.
  */
 static void real_node_lists_when_counts_change(void **state)
 {
