@@ -79,16 +79,15 @@ INC_core/sim := $(INC_core/machine) -Icore/sim
 INC_core/simrun := $(INC_core/engine) -Icore/sim -Icore/simrun
 INC_core/agent := $(INC_core/engine) -Icore/real/procfs -Icore/real/counters \
 	-Icore/real -Icore/agent
-# The command line: its output helpers (cli/out), the report's renderers
-# (cli/report, on a report's digest), the bench's (cli/bench, on a
-# simulated run and the report's colours), then the commands on all.
+# The command line: what its outputs share (cli/out: messages, files,
+# pages), the report's renderers (cli/report, on a report's digest), the
+# bench's (cli/bench, on a simulated run), then the commands on all.
 INC_core/cli/out := -Icore/cli/out
 INC_core/cli/report := $(INC_core/base) -Icore/digest -Icore/cli/out \
 	-Icore/cli/report
-INC_core/cli/bench := $(INC_core/simrun) -Icore/cli/out -Icore/cli/report \
-	-Icore/cli/bench
+INC_core/cli/bench := $(INC_core/simrun) -Icore/cli/out -Icore/cli/bench
 INC_core/cli := $(INC_core/cli/bench) -Icore/real/procfs -Icore/real/counters \
-	-Icore/real -Icore/digest -Icore/cli
+	-Icore/real -Icore/digest -Icore/cli/report -Icore/cli
 INC_spank := $(INC_core/protocol) -Icore/digest -Ispank
 INC_tests := $(INC_core/cli) -Icore/agent -Ispank -Itests/unit
 inc = $(INC_$(patsubst %/,%,$(dir $(1))))

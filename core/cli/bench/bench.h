@@ -103,8 +103,8 @@ struct json_object *nl_bench_run_json(const char *scenario, enum nl_run_kind k,
 /* 0, or -1 after printing why. */
 int nl_bench_write_json(const struct nl_bench *b, const char *path);
 int nl_bench_write_svg(const struct nl_bench *b, const char *path);
-/* The chart into f; v: room for nscen * nseeds doubles. */
-void nl_bench_svg(const struct nl_bench *b, FILE *f, double *v);
+/* The chart into f: 0, or -ENOMEM. */
+int nl_bench_svg(const struct nl_bench *b, FILE *f);
 /* The evaluation as one self-contained page (bench_html.c). */
 int nl_bench_write_html(const struct nl_bench *b, const char *path);
 

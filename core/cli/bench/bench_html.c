@@ -5,39 +5,14 @@
  * sign (green: faster than linux, or closer to best-static). Inline SVG
  * and CSS, no script, no network.
  */
-#include <math.h>
-#include <stdlib.h>
+#include <errno.h>
 
 #include "bench.h"
 #include "cli_out.h"
-#include "report_view.h"
+#include "html.h"
 #include "scenario.h"
 
 #define CMD "bench"
-
-static const char css[] =
-	"body{font:14px/1.45 'DejaVu Sans',Helvetica,Arial,sans-serif;"
-	"color:#1a1a1a;margin:24px;max-width:1180px}"
-	"h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 "
-	"6px;border-bottom:1px solid #ddd}"
-	"table{border-collapse:collapse;margin:6px 0}"
-	"td,th{border:1px solid #ddd;padding:3px 7px;text-align:right;"
-	"font-variant-numeric:tabular-nums}th{background:#f4f4f4}"
-	"td.s,th.s{text-align:left}.note{color:#555}";
-
-/* Green for good, red for bad, paler as |v| shrinks (v in [-1, 1]). */
-static void cell(FILE *f, double v, int higher_is_better)
-{
-	double g = higher_is_better ? v : -v;
-	double a = fmin(1, fabs(g) / 0.2) * 0.55;
-
-	if (isnan(v)) {
-		fputs("<td>?</td>", f);
-		return;
-	}
-	fprintf(f, "<td style=\"background:rgba(%s,%.2f)\">%+.1f%%</td>",
-		g >= 0 ? "42,157,58" : "214,39,40", a, 100 * v);
-}
 
 static double scen_mean(const struct nl_bench *b, int scen, int pol,
 			enum nl_bench_metric m, int gap)
@@ -54,23 +29,24 @@ static void scenario_table(FILE *f, const struct nl_bench *b, const char *id,
 			   const char *title, enum nl_bench_metric m, int gap)
 {
 	fprintf(f, "<h2 id=\"%s\">", id);
-	rv_esc(f, title);
+	nl_html_esc(f, title);
 	fputs("</h2>\n<table class=\"scen\"><tr><th class=\"s\">scenario</th>",
 	      f);
 	for (int p = 0; p < b->npol; p++)
 		if (p != b->ilinux && !(gap && p == b->ibest)) {
 			fputs("<th>", f);
-			rv_esc(f, nl_run_name(b->pol[p]));
+			nl_html_esc(f, nl_run_name(b->pol[p]));
 			fputs("</th>", f);
 		}
 	fputs("</tr>\n", f);
 	for (int i = 0; i < b->nscen; i++) {
 		fputs("<tr><td class=\"s\">", f);
-		rv_esc(f, nl_scenario_name(b->sc[i]));
+		nl_html_esc(f, nl_scenario_name(b->sc[i]));
 		fputs("</td>", f);
 		for (int p = 0; p < b->npol; p++)
 			if (p != b->ilinux && !(gap && p == b->ibest))
-				cell(f, scen_mean(b, i, p, m, gap), !gap);
+				nl_html_pct_cell(f, scen_mean(b, i, p, m, gap),
+						 !gap);
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
@@ -94,17 +70,17 @@ static void summary_table(FILE *f, const struct nl_bench *b,
 		    nl_bench_stats(b, p, NL_BENCH_MAKESPAN, 1, &g) < 0)
 			continue;
 		fputs("<tr><td class=\"s\">", f);
-		rv_esc(f, nl_run_name(b->pol[p]));
+		nl_html_esc(f, nl_run_name(b->pol[p]));
 		fputs("</td>", f);
-		cell(f, s.mean, 1);
-		cell(f, s.median, 1);
-		cell(f, s.min, 1);
-		cell(f, s.max, 1);
+		nl_html_pct_cell(f, s.mean, 1);
+		nl_html_pct_cell(f, s.median, 1);
+		nl_html_pct_cell(f, s.min, 1);
+		nl_html_pct_cell(f, s.max, 1);
 		fprintf(f, "<td>%.0f%%</td><td>%.0f%%</td>",
 			100 * s.better_share, 100 * s.worse_share);
 		if (gap) {
-			cell(f, g.mean, 0);
-			cell(f, g.median, 0);
+			nl_html_pct_cell(f, g.mean, 0);
+			nl_html_pct_cell(f, g.median, 0);
 		}
 		fputs("</tr>\n", f);
 	}
@@ -119,30 +95,27 @@ static void scenarios(FILE *f, const struct nl_bench *b)
 	      f);
 	for (int i = 0; i < b->nscen; i++) {
 		fputs("<tr><td class=\"s\">", f);
-		rv_esc(f, nl_scenario_name(b->sc[i]));
+		nl_html_esc(f, nl_scenario_name(b->sc[i]));
 		fputs("</td><td class=\"s\">", f);
-		rv_esc(f, b->files[i]);
+		nl_html_esc(f, b->files[i]);
 		fputs("</td><td class=\"s\">", f);
 		struct nl_scenario_proc p;
 		for (int k = 0; nl_scenario_proc(b->sc[i], k, &p) == 0; k++) {
 			fputs(k ? ", " : "", f);
-			rv_esc(f, p.name);
+			nl_html_esc(f, p.name);
 		}
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table>\n", f);
 }
 
-static void page(FILE *f, const struct nl_bench *b, double *v)
+static int page(FILE *f, const void *arg)
 {
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
-	      "charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-"
-	      "Policy\" content=\"default-src 'none'; style-src "
-	      "'unsafe-inline'\">\n<title>numalot bench</title>\n<style>",
-	      f);
-	fputs(css, f);
+	const struct nl_bench *b = arg;
+
+	nl_html_head(f, "numalot bench", NL_HTML_CSS_PAGE NL_HTML_CSS_FIGURES);
 	fprintf(f,
-		"</style></head><body>\n<h1>numalot bench: IMAR2 and LBMA "
+		"<h1>numalot bench: IMAR2 and LBMA "
 		"against Linux on the simulated NUMA node</h1>\n<p "
 		"class=\"note\">%d scenarios &#215; %d policies &#215; %d "
 		"seeds = %d runs. Improvement over linux: (T_linux &#8722; "
@@ -150,7 +123,8 @@ static void page(FILE *f, const struct nl_bench *b, double *v)
 		"T_best) / T_best, + is slower. Per scenario: the mean over "
 		"the seeds. docs/evaluation.md says what it means.</p>\n",
 		b->nscen, b->npol, b->nseeds, b->nscen * b->npol * b->nseeds);
-	nl_bench_svg(b, f, v);
+	if (nl_bench_svg(b, f) < 0)
+		return -ENOMEM;
 	fputs("<h2 id=\"summary\">Over every scenario and seed</h2>\n"
 	      "<p>Makespan: improvement over linux, and the gap to "
 	      "best-static</p>\n",
@@ -168,25 +142,10 @@ static void page(FILE *f, const struct nl_bench *b, double *v)
 		       NL_BENCH_MAKESPAN, 1);
 	scenarios(f, b);
 	fputs("</body></html>\n", f);
+	return 0;
 }
 
 int nl_bench_write_html(const struct nl_bench *b, const char *path)
 {
-	FILE *f = fopen(path, "w");
-	double *v = malloc(sizeof(double) * ((size_t)b->nscen * b->nseeds + 1));
-
-	if (!f || !v) {
-		nl_cli_error(CMD, "cannot write %s: %m", path);
-		if (f)
-			fclose(f);
-		free(v);
-		return -1;
-	}
-	page(f, b, v);
-	free(v);
-	if (ferror(f) | fclose(f)) {
-		nl_cli_error(CMD, "cannot write %s: %m", path);
-		return -1;
-	}
-	return 0;
+	return nl_cli_write_file(CMD, path, page, b);
 }

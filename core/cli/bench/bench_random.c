@@ -141,28 +141,23 @@ static int make_dir(const char *dir)
 	return 0;
 }
 
+static int fill_text(FILE *f, const void *text)
+{
+	fputs(text, f);
+	fputc('\n', f);
+	return 0;
+}
+
 static int save_one(const char *dir, const char *name, const char *text,
 		    char **path)
 {
 	size_t n = strlen(dir) + strlen(name) + 8;
-	FILE *f;
 
 	*path = malloc(n);
 	if (!*path)
 		return -ENOMEM;
 	snprintf(*path, n, "%s/%s.json", dir, name);
-	f = fopen(*path, "w");
-	if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0) {
-		nl_cli_error(CMD, "--save: cannot write %s: %m", *path);
-		if (f)
-			fclose(f);
-		return -EIO;
-	}
-	if (fclose(f)) {
-		nl_cli_error(CMD, "--save: cannot write %s: %m", *path);
-		return -EIO;
-	}
-	return 0;
+	return nl_cli_write_file(CMD, *path, fill_text, text) < 0 ? -EIO : 0;
 }
 
 int nl_bench_random_load(struct nl_bench_random *r, struct nl_bench *b)

@@ -4,6 +4,7 @@
  * box, the median a bar; on the right the median, the share of wins and
  * the share of slowdowns beyond 2%. Plain SVG text, no library.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -209,10 +210,14 @@ static void draw_row(FILE *f, const struct nl_bench *b, const struct axis *a,
 		100.0 * worse / n);
 }
 
-void nl_bench_svg(const struct nl_bench *b, FILE *f, double *v)
+int nl_bench_svg(const struct nl_bench *b, FILE *f)
 {
 	int rows = b->npol - 1, row = 0, h = TOP + rows * ROW_H + BOTTOM;
+	double *v = malloc(sizeof(double) * ((size_t)b->nscen * b->nseeds + 1));
 	struct axis a;
+
+	if (!v)
+		return -ENOMEM;
 
 	make_axis(b, &a);
 	fprintf(f,
@@ -235,25 +240,16 @@ void nl_bench_svg(const struct nl_bench *b, FILE *f, double *v)
 		if (p != b->ilinux)
 			draw_row(f, b, &a, p, row++, v);
 	fprintf(f, "</svg>\n");
+	free(v);
+	return 0;
+}
+
+static int chart(FILE *f, const void *b)
+{
+	return nl_bench_svg(b, f);
 }
 
 int nl_bench_write_svg(const struct nl_bench *b, const char *path)
 {
-	FILE *f = fopen(path, "w");
-	double *v = malloc(sizeof(double) * ((size_t)b->nscen * b->nseeds + 1));
-
-	if (!f || !v) {
-		nl_cli_error(CMD, "cannot write %s: %m", path);
-		if (f)
-			fclose(f);
-		free(v);
-		return -1;
-	}
-	nl_bench_svg(b, f, v);
-	free(v);
-	if (fclose(f)) {
-		nl_cli_error(CMD, "cannot write %s: %m", path);
-		return -1;
-	}
-	return 0;
+	return nl_cli_write_file(CMD, path, chart, b);
 }

@@ -6,6 +6,8 @@
 #ifndef NUMALOT_CLI_OUT_H
 #define NUMALOT_CLI_OUT_H
 
+#include <stdio.h>
+
 /* Exit statuses: 0 done, 1 failed while running, 2 bad input. */
 enum { NL_EXIT_OK = 0, NL_EXIT_FAIL = 1, NL_EXIT_USAGE = 2 };
 
@@ -18,6 +20,12 @@ static inline const char *nl_s(long n)
 /* Print "numalot CMD: message" to stderr. */
 void nl_cli_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Write path whole: fill(f, arg) writes it (0, or a negative errno). A
+ * failure to open, fill, write or close it is told as "numalot CMD: cannot
+ * write PATH: why". 0, or -1. */
+int nl_cli_write_file(const char *cmd, const char *path,
+		      int (*fill)(FILE *f, const void *arg), const void *arg);
 
 /* Write a json-c object to path (pretty, with a final newline). */
 struct json_object;

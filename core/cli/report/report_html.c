@@ -3,7 +3,7 @@
  * self-contained page (inline SVG and CSS; no script, no network: its
  * Content-Security-Policy forbids both), or as SVG files.
  *
- * Every string from a report is escaped (rv_esc): a report is user input.
+ * Every string from a report is escaped (nl_html_esc): a report is user input.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 
 #include "advice.h"
 #include "cli_out.h"
+#include "html.h"
 #include "report_html.h"
 #include "report_view.h"
 
@@ -23,12 +24,7 @@
 
 #define CMD "report"
 
-static const char css[] =
-	"body{font:14px/1.45 'DejaVu Sans',Helvetica,Arial,sans-serif;"
-	"color:#1a1a1a;margin:24px;max-width:1180px}"
-	"h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 "
-	"6px;border-bottom:1px solid #ddd}"
-	"table{border-collapse:collapse;margin:6px 0}"
+static const char css[] = NL_HTML_CSS_PAGE
 	"td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;"
 	"vertical-align:top}th{background:#f4f4f4}"
 	"td.n{text-align:right;font-variant-numeric:tabular-nums}"
@@ -40,7 +36,7 @@ static const char css[] =
 
 static void text_or(FILE *f, const char *s, const char *dflt)
 {
-	rv_esc(f, s ? s : dflt);
+	nl_html_esc(f, s ? s : dflt);
 }
 
 /* before, v (4 significant digits), after; or dflt when v is unknown. */
@@ -69,7 +65,7 @@ static void measured(FILE *f, struct json_object *r)
 		    !json_object_get_boolean(v))
 			continue;
 		fputs(n++ ? ", " : "", f);
-		rv_esc(f, k);
+		nl_html_esc(f, k);
 	}
 	if (!n)
 		fputs("nothing", f);
@@ -85,9 +81,9 @@ static void params(FILE *f, struct json_object *r)
 	json_object_object_foreach(p, k, v)
 	{
 		fputs("<tr><td>", f);
-		rv_esc(f, k);
+		nl_html_esc(f, k);
 		fputs("</td><td>", f);
-		rv_esc(f, json_object_to_json_string(v));
+		nl_html_esc(f, json_object_to_json_string(v));
 		fputs("</td></tr>", f);
 	}
 	fputs("</table></details>", f);
@@ -98,17 +94,17 @@ static void header_row(FILE *f, const struct rv_report *r)
 	struct json_object *o = r->r;
 
 	fputs("<tr><td>", f);
-	rv_esc(f, r->file);
+	nl_html_esc(f, r->file);
 	fputs("<br>", f);
 	text_or(f, rv_str(o, "domain"), "");
 	fputs("</td><td>", f);
 	if (rv_at(o, "slurm")) {
 		fputs("job ", f);
-		rv_esc(f, json_object_get_string(rv_at(o, "slurm.job")));
+		nl_html_esc(f, json_object_get_string(rv_at(o, "slurm.job")));
 		fputs(" step ", f);
-		rv_esc(f, json_object_get_string(rv_at(o, "slurm.step")));
+		nl_html_esc(f, json_object_get_string(rv_at(o, "slurm.step")));
 		fputs("<br>on ", f);
-		rv_esc(f, json_object_get_string(rv_at(o, "slurm.node")));
+		nl_html_esc(f, json_object_get_string(rv_at(o, "slurm.node")));
 	} else {
 		fputs("<span class=\"note\">not a Slurm step</span>", f);
 	}
@@ -138,11 +134,11 @@ static void header_row(FILE *f, const struct rv_report *r)
 		fputs("<tr><td colspan=\"7\" class=\"bad\">", f);
 		if (r->error) {
 			fputs("error: ", f);
-			rv_esc(f, r->error);
+			nl_html_esc(f, r->error);
 		}
 		if (rv_str(o, "warning")) {
 			fputs(r->error ? "<br>warning: " : "warning: ", f);
-			rv_esc(f, rv_str(o, "warning"));
+			nl_html_esc(f, rv_str(o, "warning"));
 		}
 		fputs("</td></tr>\n", f);
 	}
@@ -173,7 +169,7 @@ static void title(FILE *f, const struct rv_set *set)
 			continue;
 		}
 		fputs(any ? ", job " : ": job ", f);
-		rv_esc(f, job);
+		nl_html_esc(f, job);
 		any = 1;
 		shown++;
 		/* Its steps, each once. */
@@ -197,7 +193,7 @@ static void title(FILE *f, const struct rv_set *set)
 			if (dup)
 				continue;
 			fputs(nsteps++ ? ", " : " step ", f);
-			rv_esc(f, st);
+			nl_html_esc(f, st);
 		}
 	}
 	if (more)
@@ -214,7 +210,7 @@ static void header(FILE *f, const struct rv_set *set)
 	fputs("; the format is " NUMALOT_DOCDIR "/report-format.md.</p>\n", f);
 	for (int i = 0; i < set->nproblems; i++) {
 		fputs("<p class=\"bad\">skipped ", f);
-		rv_esc(f, set->problems[i]);
+		nl_html_esc(f, set->problems[i]);
 		fputs("</p>\n", f);
 	}
 	fputs("<table><tr><th>file, domain</th><th>Slurm</th><th>policy"
@@ -239,17 +235,17 @@ static void advice(FILE *f, const struct rv_set *set)
 		for (size_t k = 0; k < n; k++) {
 			struct json_object *o = json_object_array_get_idx(a, k);
 			fprintf(f, "<div class=\"advice\" data-rule=\"");
-			rv_esc(f, rv_str(o, "rule"));
+			nl_html_esc(f, rv_str(o, "rule"));
 			fputs("\"><p><b>", f);
-			rv_esc(f, rv_str(o, "problem"));
+			nl_html_esc(f, rv_str(o, "problem"));
 			fputs("</b> <span class=\"note\">(", f);
-			rv_esc(f, set->reports[i].file);
+			nl_html_esc(f, set->reports[i].file);
 			fputs(")</span></p><ul><li>Evidence: ", f);
-			rv_esc(f, rv_str(o, "evidence"));
+			nl_html_esc(f, rv_str(o, "evidence"));
 			fputs("</li><li>What numalot did: ", f);
-			rv_esc(f, rv_str(o, "numalot_did"));
+			nl_html_esc(f, rv_str(o, "numalot_did"));
 			fputs("</li><li>Next time, without numalot: ", f);
-			rv_esc(f, rv_str(o, "next_time"));
+			nl_html_esc(f, rv_str(o, "next_time"));
 			fputs("</li></ul></div>\n", f);
 			any = 1;
 		}
@@ -279,7 +275,7 @@ static void timelines(FILE *f, const struct rv_set *set)
 		const struct rv_report *r = &set->reports[i];
 		if (!r->nthreads) {
 			fputs("<p class=\"note\">", f);
-			rv_esc(f, r->file);
+			nl_html_esc(f, r->file);
 			fputs(": no threads in this report.</p>\n", f);
 			continue;
 		}
@@ -361,13 +357,7 @@ static void locality_table(FILE *f, const struct rv_set *set)
 
 static void page(FILE *f, const struct rv_set *set)
 {
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
-	      "charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-"
-	      "Policy\" content=\"default-src 'none'; style-src "
-	      "'unsafe-inline'\">\n<title>numalot report</title>\n<style>",
-	      f);
-	fputs(css, f);
-	fputs("</style></head><body>\n", f);
+	nl_html_head(f, "numalot report", css);
 	header(f, set);
 	advice(f, set);
 	timelines(f, set);
@@ -387,21 +377,24 @@ static void page(FILE *f, const struct rv_set *set)
 	fputs("</body></html>\n", f);
 }
 
+struct drawing {
+	const struct rv_set *set;
+	void (*draw)(FILE *, const struct rv_set *, int);
+	int k;
+};
+
+static int fill(FILE *f, const void *arg)
+{
+	const struct drawing *d = arg;
+	d->draw(f, d->set, d->k);
+	return 0;
+}
+
 static int write_file(const char *path, const struct rv_set *set,
 		      void (*draw)(FILE *, const struct rv_set *, int), int k)
 {
-	FILE *f = fopen(path, "w");
-
-	if (!f) {
-		nl_cli_error(CMD, "cannot write %s: %m", path);
-		return -1;
-	}
-	draw(f, set, k);
-	if (ferror(f) | fclose(f)) {
-		nl_cli_error(CMD, "cannot write %s: %m", path);
-		return -1;
-	}
-	return 0;
+	struct drawing d = {set, draw, k};
+	return nl_cli_write_file(CMD, path, fill, &d);
 }
 
 static void draw_page(FILE *f, const struct rv_set *set, int k)

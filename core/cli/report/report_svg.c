@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "report_view.h"
+#include "html.h"
 
 #define FONT "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\""
 
@@ -150,7 +151,7 @@ static void point(FILE *f, const struct rv_report *r, const struct rv_thread *t,
 		t->tid, fmax(RL, fmin(RR, lx(x, t->oi))),
 		fmax(RT, fmin(RB, ly(y, t->ops_per_s))),
 		rv_proc_color(p ? p->color : -1, buf, sizeof(buf)), t->tid);
-	rv_esc(f, p && p->name ? p->name : "?");
+	nl_html_esc(f, p && p->name ? p->name : "?");
 	fprintf(f, " (pid %d): %.3g ops/s, OI %.3g", t->pid, t->ops_per_s,
 		t->oi);
 	if (!isnan(t->latency_ns))
@@ -180,7 +181,7 @@ static void proc_legend(FILE *f, const struct rv_set *set)
 				RR + 20, yy + 6,
 				rv_proc_color(p->color, buf, sizeof(buf)),
 				RR + 30, yy + 10);
-			rv_esc_n(f, p->name ? p->name : "?", 20);
+			nl_html_esc_n(f, p->name ? p->name : "?", 20);
 			fprintf(f, " (%d)</text>\n", p->pid);
 		}
 }
@@ -263,14 +264,14 @@ void rv_roofline_notes(FILE *f, const struct rv_set *set)
 			no_lat += isnan(r->threads[k].latency_ns);
 		}
 		fputs("<li>", f);
-		rv_esc(f, r->file);
+		nl_html_esc(f, r->file);
 		if (set->n > 1 && rv_str(r->r, "domain")) {
 			fputs(" (", f);
-			rv_esc(f, rv_str(r->r, "domain"));
+			nl_html_esc(f, rv_str(r->r, "domain"));
 			fputs(")", f);
 		}
 		fputs(": counters backend <code>", f);
-		rv_esc(f, be ? be : "?");
+		nl_html_esc(f, be ? be : "?");
 		fprintf(f,
 			"</code>. 3DyRM terms in this run: ops/s %s, "
 			"operational intensity %s, latency %s",
@@ -291,8 +292,8 @@ void rv_roofline_notes(FILE *f, const struct rv_set *set)
 			      f);
 		else {
 			fputs("Ceilings: from ", f);
-			rv_esc(f, r->ceilings_source ? r->ceilings_source
-						     : "the report");
+			nl_html_esc(f, r->ceilings_source ? r->ceilings_source
+							  : "the report");
 			fputs(".", f);
 		}
 		fputs("</li>\n", f);
@@ -452,7 +453,7 @@ void rv_svg_locality(FILE *f, const struct rv_set *set)
 				"<g class=\"proc\" data-pid=\"%d\"><text "
 				"x=\"16\" y=\"%.0f\" font-weight=\"bold\">",
 				p->pid, y + 14);
-			rv_esc_n(f, p->name ? p->name : "?", 26);
+			nl_html_esc_n(f, p->name ? p->name : "?", 26);
 			fprintf(f,
 				"</text><text x=\"16\" y=\"%.0f\" "
 				"fill=\"#555\">pid %d</text>\n",

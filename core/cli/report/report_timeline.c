@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "report_view.h"
+#include "html.h"
 
 #define W 1100
 #define LEFT 170
@@ -117,7 +118,7 @@ static void row_title(FILE *f, const struct rv_report *r,
 	const struct rv_process *p = t->proc >= 0 ? &r->procs[t->proc] : NULL;
 
 	fprintf(f, "<title>thread %d of ", t->tid);
-	rv_esc(f, p && p->name ? p->name : "?");
+	nl_html_esc(f, p && p->name ? p->name : "?");
 	fprintf(f, " (pid %d): %.3g to %.3g s, %d moves; CPU time", t->pid,
 		t->t0_s - r->origin_s, t->t1_s - r->origin_s, t->migrations);
 	for (int k = 0; k < r->nnodes; k++)
@@ -244,7 +245,7 @@ static void groups(FILE *f, const struct rv_report *r, int rh)
 				SHARE_X + SHARE_W, y - 0.5, y - 0.5);
 		fprintf(f, "<text x=\"6\" y=\"%.1f\" font-weight=\"bold\">",
 			y + 11);
-		rv_esc_n(f, p && p->name ? p->name : "?", 18);
+		nl_html_esc_n(f, p && p->name ? p->name : "?", 18);
 		if (n * rh < 28)
 			fprintf(f, " (%d)</text>\n", t->pid);
 		else
@@ -270,7 +271,7 @@ static void mark_title(FILE *f, const struct rv_report *r,
 		       const struct rv_event *e)
 {
 	fprintf(f, "<title>%.3g s: ", e->t_s - r->origin_s);
-	rv_esc(f, e->kind_name ? e->kind_name : "?");
+	nl_html_esc(f, e->kind_name ? e->kind_name : "?");
 	fprintf(f, " thread %d", e->tid);
 	if (e->other_tid >= 0)
 		fprintf(f, " with %d", e->other_tid);
@@ -286,7 +287,7 @@ static void mark_title(FILE *f, const struct rv_report *r,
 			e->total_tickets);
 	if (e->reason) {
 		fputs(": ", f);
-		rv_esc(f, e->reason);
+		nl_html_esc(f, e->reason);
 	}
 	fputs("</title>", f);
 }
@@ -313,7 +314,7 @@ static void page_title(FILE *f, const struct rv_report *r,
 		fprintf(f, ", %.3g MiB", e->bytes / (1 << 20));
 	if (e->reason) {
 		fputs(": ", f);
-		rv_esc(f, e->reason);
+		nl_html_esc(f, e->reason);
 	}
 	fputs("</title>", f);
 }
@@ -439,10 +440,10 @@ void rv_svg_timeline(FILE *f, const struct rv_report *r, int titles)
 	      f);
 	if (dom || host) {
 		fputs(": ", f);
-		rv_esc(f, dom ? dom : "");
+		nl_html_esc(f, dom ? dom : "");
 		if (host) {
 			fputs(" on ", f);
-			rv_esc(f, host);
+			nl_html_esc(f, host);
 		}
 	}
 	fprintf(f,

@@ -552,50 +552,6 @@ void rv_free(struct rv_set *set)
 	memset(set, 0, sizeof(*set));
 }
 
-void rv_esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++)
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			/* No control characters in XML 1.0. */
-			if ((unsigned char)*s >= 0x20 || *s == '\n' ||
-			    *s == '\t')
-				fputc(*s, f);
-		}
-}
-
-void rv_esc_n(FILE *f, const char *s, size_t max)
-{
-	char buf[256];
-	size_t n = s ? strlen(s) : 0;
-
-	if (n <= max || max >= sizeof(buf)) {
-		rv_esc(f, s);
-		return;
-	}
-	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
-		max--;
-	memcpy(buf, s, max);
-	buf[max] = 0;
-	rv_esc(f, buf);
-	fputs("&#8230;", f);
-}
-
 static const char *const node_colors[] = {
 	"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
 	"#76b7b2", "#edc948", "#b07aa1", "#9c755f",

@@ -138,11 +138,6 @@ int rv_bool(struct json_object *o, const char *path);
 const char *rv_node_color(int k, char *buf, size_t len);
 const char *rv_proc_color(int k, char *buf, size_t len);
 
-/* Write text HTML- (and XML-) escaped. */
-void rv_esc(FILE *f, const char *s);
-/* The same, at most max bytes of s (whole UTF-8 characters), then "...". */
-void rv_esc_n(FILE *f, const char *s, size_t max);
-
 /* The pictures, each one <svg> element (report_svg.c). */
 void rv_svg_timeline(FILE *f, const struct rv_report *r, int titles);
 void rv_svg_roofline(FILE *f, const struct rv_set *set);
