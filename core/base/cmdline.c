@@ -1,7 +1,9 @@
 /* numalot: getopt_long with numalot's messages (cmdline.h). */
 #include "cmdline.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 void nl_getopt_start(void)
@@ -74,4 +76,30 @@ int nl_getopt(const char *prog, FILE *err, int argc, char **argv,
 		    "unknown or ambiguous option \"%.*s\" (valid: %s)",
 		    (int)strcspn(arg, "="), arg, valid);
 	return '?';
+}
+
+int nl_opt_whole(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int nl_opt_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || strspn(s, "0123456789") != strlen(s))
+		return -EINVAL;
+	*out = (uint64_t)v;
+	return 0;
 }

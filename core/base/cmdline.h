@@ -7,6 +7,7 @@
 #define NUMALOT_CMDLINE_H
 
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Start parsing an argv afresh (argv[0] is the program or command). */
@@ -20,5 +21,11 @@ void nl_getopt_start(void);
  */
 int nl_getopt(const char *prog, FILE *err, int argc, char **argv,
 	      const char *shortopts, const struct option *longopts);
+
+/* An option's value as a whole number from lo to hi (decimal, nothing
+ * else): 0 and *out, or -EINVAL. */
+int nl_opt_whole(const char *s, long lo, long hi, long *out);
+/* The same from 0 to 2^64 - 1 (decimal digits only, as a seed). */
+int nl_opt_u64(const char *s, uint64_t *out);
 
 #endif

@@ -26,6 +26,18 @@ int nl_cli_param(const char *cmd, struct nl_policy_params *p, const char *kv);
 /* --os=MODE of sim and bench into o: 0, or -1 (error printed). */
 struct nl_run_opts;
 int nl_cli_set_os(const char *cmd, const char *mode, struct nl_run_opts *o);
+/* The options of a run on the model that sim and bench share (--os,
+ * --param, --machine), for their getopt tables. */
+/* clang-format off */
+#define NL_ARGS_MODEL                                                          \
+	{"os", required_argument, NULL, 'o'},                                  \
+	{"param", required_argument, NULL, 'P'},                               \
+	{"machine", required_argument, NULL, 'm'}
+/* clang-format on */
+/* Option c of NL_ARGS_MODEL into o and *machine: 1; -1 when bad (told);
+ * 0 when c is none of them. */
+int nl_cli_model_option(const char *cmd, int c, const char *arg,
+			struct nl_run_opts *o, const char **machine);
 /* --counters=NAME of sim (one backend of observe.h) into o. */
 int nl_cli_set_counters(const char *cmd, const char *name,
 			struct nl_run_opts *o);

@@ -36,6 +36,21 @@ int nl_cli_set_os(const char *cmd, const char *mode, struct nl_run_opts *o)
 	return 0;
 }
 
+int nl_cli_model_option(const char *cmd, int c, const char *arg,
+			struct nl_run_opts *o, const char **machine)
+{
+	switch (c) {
+	case 'o':
+		return nl_cli_set_os(cmd, arg, o) < 0 ? -1 : 1;
+	case 'P':
+		return nl_cli_param(cmd, &o->params, arg) < 0 ? -1 : 1;
+	case 'm':
+		*machine = arg;
+		return 1;
+	}
+	return 0;
+}
+
 int nl_cli_set_counters(const char *cmd, const char *name,
 			struct nl_run_opts *o)
 {

@@ -30,32 +30,18 @@ int nl_bench_random_option(struct nl_bench_random *r, int opt, const char *arg)
 	errno = 0;
 	switch (opt) {
 	case NL_BENCH_OPT_RANDOM: {
-		long v = strtol(arg, &end, 10);
-		if (!*arg || *end || errno || v < 1 ||
-		    v > NL_BENCH_MAX_RANDOM) {
-			nl_cli_error(CMD,
-				     "--random wants a whole number from 1 "
-				     "to %d, not \"%s\"",
-				     NL_BENCH_MAX_RANDOM, arg);
+		long v;
+		if (nl_cli_whole(CMD, "--random", arg, 1, NL_BENCH_MAX_RANDOM,
+				 &v) < 0)
 			return -1;
-		}
 		r->n = (int)v;
 		return 0;
 	}
-	case NL_BENCH_OPT_SEED: {
-		unsigned long long v = strtoull(arg, &end, 10);
-		if (!*arg || *end || errno ||
-		    strspn(arg, "0123456789") != strlen(arg)) {
-			nl_cli_error(CMD,
-				     "--seed wants a whole number from 0 to "
-				     "%" PRIu64 ", not \"%s\"",
-				     UINT64_MAX, arg);
+	case NL_BENCH_OPT_SEED:
+		if (nl_cli_seed(CMD, "--seed", arg, &r->seed) < 0)
 			return -1;
-		}
-		r->seed = (uint64_t)v;
 		r->seed_set = 1;
 		return 0;
-	}
 	case NL_BENCH_OPT_PERTURB: {
 		double v = strtod(arg, &end);
 		if (!*arg || *end || errno || !isfinite(v) || v < 0 ||

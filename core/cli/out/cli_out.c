@@ -1,11 +1,13 @@
 /* numalot command line: messages and files written whole (cli_out.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 
 #include <json-c/json.h>
 
 #include "cli_out.h"
+#include "cmdline.h"
 
 void nl_cli_error(const char *cmd, const char *fmt, ...)
 {
@@ -15,6 +17,27 @@ void nl_cli_error(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int nl_cli_whole(const char *cmd, const char *opt, const char *v, long lo,
+		 long hi, long *out)
+{
+	if (nl_opt_whole(v, lo, hi, out) == 0)
+		return 0;
+	nl_cli_error(cmd, "%s wants a whole number from %ld to %ld, not \"%s\"",
+		     opt, lo, hi, v);
+	return -1;
+}
+
+int nl_cli_seed(const char *cmd, const char *opt, const char *v, uint64_t *out)
+{
+	if (nl_opt_u64(v, out) == 0)
+		return 0;
+	nl_cli_error(cmd,
+		     "%s wants a whole number from 0 to %" PRIu64
+		     ", not \"%s\"",
+		     opt, UINT64_MAX, v);
+	return -1;
 }
 
 int nl_cli_write_file(const char *cmd, const char *path,

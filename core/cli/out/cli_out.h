@@ -6,6 +6,7 @@
 #ifndef NUMALOT_CLI_OUT_H
 #define NUMALOT_CLI_OUT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit statuses: 0 done, 1 failed while running, 2 bad input. */
@@ -20,6 +21,13 @@ static inline const char *nl_s(long n)
 /* Print "numalot CMD: message" to stderr. */
 void nl_cli_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Option opt's value v as a whole number from lo to hi (nl_opt_whole), or
+ * a seed (0 to 2^64 - 1): 0, or -1 after "numalot CMD: OPT wants a whole
+ * number from LO to HI, not "V"". */
+int nl_cli_whole(const char *cmd, const char *opt, const char *v, long lo,
+		 long hi, long *out);
+int nl_cli_seed(const char *cmd, const char *opt, const char *v, uint64_t *out);
 
 /* Write path whole: fill(f, arg) writes it (0, or a negative errno). A
  * failure to open, fill, write or close it is told as "numalot CMD: cannot
