@@ -83,6 +83,9 @@ double nl_bench_improvement(const struct nl_bench *b, int scen, int seed,
 			    int pol, enum nl_bench_metric m);
 /* (T - T_best-static) / T_best-static of one run (makespan). */
 double nl_bench_gap(const struct nl_bench *b, int scen, int seed, int pol);
+/* The mean over the seeds of one scenario's improvement (gap: gap). */
+double nl_bench_scen_mean(const struct nl_bench *b, int scen, int pol,
+			  enum nl_bench_metric m, int gap);
 /* Improvements of pol over every scenario and seed (gap: gap instead). */
 int nl_bench_stats(const struct nl_bench *b, int pol, enum nl_bench_metric m,
 		   int gap, struct nl_bench_stats *out);

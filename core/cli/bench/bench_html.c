@@ -14,17 +14,6 @@
 
 #define CMD "bench"
 
-static double scen_mean(const struct nl_bench *b, int scen, int pol,
-			enum nl_bench_metric m, int gap)
-{
-	double sum = 0;
-
-	for (int s = 0; s < b->nseeds; s++)
-		sum += gap ? nl_bench_gap(b, scen, s, pol)
-			   : nl_bench_improvement(b, scen, s, pol, m);
-	return sum / b->nseeds;
-}
-
 static void scenario_table(FILE *f, const struct nl_bench *b, const char *id,
 			   const char *title, enum nl_bench_metric m, int gap)
 {
@@ -45,8 +34,9 @@ static void scenario_table(FILE *f, const struct nl_bench *b, const char *id,
 		fputs("</td>", f);
 		for (int p = 0; p < b->npol; p++)
 			if (p != b->ilinux && !(gap && p == b->ibest))
-				nl_html_pct_cell(f, scen_mean(b, i, p, m, gap),
-						 !gap);
+				nl_html_pct_cell(
+					f, nl_bench_scen_mean(b, i, p, m, gap),
+					!gap);
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);

@@ -90,9 +90,8 @@ int nl_bench_class_stats(const struct nl_bench *b, const char *klass, int pol,
 	return 0;
 }
 
-/* Mean over the seeds of one scenario. */
-static double scen_mean(const struct nl_bench *b, int scen, int pol,
-			enum nl_bench_metric m, int gap)
+double nl_bench_scen_mean(const struct nl_bench *b, int scen, int pol,
+			  enum nl_bench_metric m, int gap)
 {
 	double sum = 0;
 
@@ -137,7 +136,8 @@ static void print_scenarios(const struct nl_bench *b, FILE *f,
 		for (int p = 0; p < b->npol; p++)
 			if (p != b->ilinux && !(gap && p == b->ibest))
 				fprintf(f, "%*.1f%%", col_width(b->pol[p]) - 1,
-					100 * scen_mean(b, i, p, m, gap));
+					100 * nl_bench_scen_mean(b, i, p, m,
+								 gap));
 		fputc('\n', f);
 	}
 }
@@ -337,15 +337,15 @@ static struct json_object *summary_json(const struct nl_bench *b)
 				json_object_new_string(nl_run_name(b->pol[p])));
 			json_object_object_add(
 				x, "makespan_improvement",
-				json_object_new_double(scen_mean(
+				json_object_new_double(nl_bench_scen_mean(
 					b, i, p, NL_BENCH_MAKESPAN, 0)));
 			json_object_object_add(
 				x, "mean_completion_improvement",
-				json_object_new_double(scen_mean(
+				json_object_new_double(nl_bench_scen_mean(
 					b, i, p, NL_BENCH_MEAN_COMPLETION, 0)));
 			json_object_object_add(
 				x, "gap_to_best_static",
-				json_object_new_double(scen_mean(
+				json_object_new_double(nl_bench_scen_mean(
 					b, i, p, NL_BENCH_MAKESPAN, 1)));
 			json_object_array_add(ps, x);
 		}
