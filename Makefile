@@ -62,51 +62,68 @@ TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 EXE_CFLAGS := -fPIE
 EXE_LDFLAGS := -pie $(LD_HARDEN) $(LDFLAGS)
 
-# The folders (docs/architecture.md) and the headers each may take: the
-# engine only its own; the machines the engine's; the agent the real node
-# and the protocol; the command line everything but the agent; the plugin
-# the protocol only. Tests take everything.
-INC_core := -Icore
-INC_core/sim := -Icore -Icore/sim
-INC_core/real := -Icore -Icore/real
-INC_core/protocol := -Icore -Icore/protocol
-INC_core/agent := -Icore -Icore/real -Icore/protocol -Icore/agent
-INC_core/cli := -Icore -Icore/sim -Icore/real -Icore/protocol -Icore/cli
-INC_spank := -Icore -Icore/protocol -Ispank
-INC_tests := -Icore -Icore/sim -Icore/real -Icore/protocol -Icore/agent \
-	-Ispank -Itests/unit
+# Each folder's headers and those of the layers below it, never one above:
+# a file that includes a header from above does not compile, so these sets
+# are the layering (docs/architecture.md, "As built", draws it). Tests
+# take everything.
+INC_core/base := -Icore/base
+INC_core/machine := $(INC_core/base) -Icore/machine
+INC_core/protocol := $(INC_core/base) -Icore/protocol
+INC_core/digest := -Icore/digest
+INC_core/policy := $(INC_core/machine) -Icore/protocol -Icore/policy
+INC_core/engine := $(INC_core/policy) -Icore/engine
+INC_core/real/procfs := $(INC_core/machine) -Icore/real/procfs
+INC_core/real/counters := $(INC_core/real/procfs) -Icore/real/counters
+INC_core/real := $(INC_core/real/counters) -Icore/real
+INC_core/sim := $(INC_core/machine) -Icore/sim
+INC_core/simrun := $(INC_core/engine) -Icore/sim -Icore/simrun
+INC_core/agent := $(INC_core/engine) -Icore/real/procfs -Icore/real/counters \
+	-Icore/real -Icore/agent
+# The command line: what its outputs share (cli/out: messages, files,
+# pages), the report's renderers (cli/report, on a report's digest), the
+# bench's (cli/bench, on a simulated run), then the commands on all.
+INC_core/cli/out := $(INC_core/base) -Icore/cli/out
+INC_core/cli/report := $(INC_core/base) -Icore/digest -Icore/cli/out \
+	-Icore/cli/report
+INC_core/cli/bench := $(INC_core/simrun) -Icore/cli/out -Icore/cli/bench
+INC_core/cli := $(INC_core/cli/bench) -Icore/real/procfs -Icore/real/counters \
+	-Icore/real -Icore/digest -Icore/cli/report -Icore/cli
+INC_spank := $(INC_core/protocol) -Icore/digest -Ispank
+INC_tests := $(INC_core/cli) -Icore/agent -Ispank -Itests/unit
 inc = $(INC_$(patsubst %/,%,$(dir $(1))))
 
-# libnumalot.a: the engine, the real node and the simulated one. (An
-# archive is made anew when the Makefile changes: its list may have.)
-LIB_SRC := $(wildcard core/*.c core/sim/*.c core/real/*.c)
-# The agent's socket protocol and report files written as their owner:
-# taken by the agent, the command line and the plugin alike.
-PROTO_SRC := $(wildcard core/protocol/*.c)
+# The folders below the programs.
+LIB_DIRS := base machine protocol policy engine digest real/procfs \
+	real/counters real sim simrun
+# libnumalot.a: every layer below the programs (the engine, both
+# machines, the protocol). (An archive is made anew when the Makefile
+# changes: its list may have.)
+LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard core/$(d)/*.c))
 # The agent's objects: numalotd only (and the tests).
 AGENT_SRC := $(filter-out core/agent/numalotd.c,$(wildcard core/agent/*.c))
-CLI_SRC := $(wildcard core/cli/*.c)
-TEST_SRC := $(wildcard tests/unit/test_*.c)
+CLI_SRC := $(wildcard core/cli/*.c core/cli/*/*.c)
+# tests/unit/FOLDER/test_*.c, FOLDER as in core/ (built into
+# $(BUILD)/tests/ all the same).
+TEST_SRC := $(wildcard tests/unit/*/test_*.c tests/unit/*/*/test_*.c)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
-PROTO_OBJ := $(PROTO_SRC:%.c=$(BUILD)/%.o)
 AGENT_OBJ := $(AGENT_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
-TESTS := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TESTS := $(addprefix $(BUILD)/tests/,$(basename $(notdir $(TEST_SRC))))
 BENCHES := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 LIB := $(BUILD)/libnumalot.a
-PROTO_LIB := $(BUILD)/libnumalot-protocol.a
 AGENT_LIB := $(BUILD)/libnumalotd.a
 # Tests link every part; the plugin's parts that need no Slurm (the
 # plugstack parser, the site's files) for their tests, first.
 TEST_LINK := $(BUILD)/spank/site.o $(BUILD)/spank/collect.o $(BUILD)/spank/nodename.o \
-	$(BUILD)/spank/report_path.o $(AGENT_LIB) $(PROTO_LIB) $(LIB)
+	$(BUILD)/spank/report_path.o $(AGENT_LIB) $(LIB)
 NUMALOT := $(BUILD)/numalot
-# The plugin: its own position-independent objects (and the engine's
-# report digest, for the site log; the policies' names).
-SPANK_SRC := $(wildcard spank/*.c) $(PROTO_SRC) core/util.c core/digest.c \
-	core/advice.c core/advice_procs.c core/policy_names.c
+# The plugin: its own position-independent objects, the protocol (with the
+# policies' names), and a report's digest, for the site log.
+PROTO_SRC := $(wildcard core/protocol/*.c)
+SPANK_SRC := $(wildcard spank/*.c) $(PROTO_SRC) core/base/util.c \
+	$(wildcard core/digest/*.c)
 SPANK_OBJ := $(SPANK_SRC:%.c=$(BUILD)/pic/%.o)
 SPANK := $(BUILD)/numalot.so
 NUMALOTD := $(BUILD)/numalotd
@@ -130,7 +147,7 @@ $(shell mkdir -p $(BUILD); echo '$(PREFIX) $(CONFDIR)' | cmp -s - $(PREFIX_STAMP
 all: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(UNITS)
 
 $(BUILD)/core/cli/cmd_bench.o $(BUILD)/core/cli/cmd_sim.o \
-	$(BUILD)/core/cli/report_html.o $(BUILD)/core/agent/agent_args.o \
+	$(BUILD)/core/cli/report/report_html.o $(BUILD)/core/agent/agent_args.o \
 	$(BUILD)/core/agent/agent.o: $(PREFIX_STAMP)
 
 $(BUILD)/%.o: %.c
@@ -142,34 +159,33 @@ $(LIB): $(LIB_OBJ) Makefile
 	@rm -f $@
 	ar rcs $@ $(filter %.o,$^)
 
-$(PROTO_LIB): $(PROTO_OBJ) Makefile
-	@rm -f $@
-	ar rcs $@ $(filter %.o,$^)
-
 $(AGENT_LIB): $(AGENT_OBJ) Makefile
 	@rm -f $@
 	ar rcs $@ $(filter %.o,$^)
 
-$(NUMALOT): $(CLI_OBJ) $(PROTO_LIB) $(LIB)
+$(NUMALOT): $(CLI_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(EXE_LDFLAGS) $(SAN_LDFLAGS) -o $@ $^ $(NL_LIBS)
 
-# Tests and benches are built from one file each, with -MMD too.
-$(TESTS): $(BUILD)/tests/%: tests/unit/%.c $(TEST_LINK)
+# Tests and benches are built from one file each, with -MMD too; a test's
+# file is in the folder of what it tests (its rule: below).
+$(TESTS): $(BUILD)/tests/%: $(TEST_LINK)
 	@mkdir -p $(dir $@)
 	$(CC) $(NL_CFLAGS) $(INC_tests) $(CFLAGS) $(SAN_CFLAGS) $(EXE_CFLAGS) \
-		$(EXE_LDFLAGS) $(SAN_LDFLAGS) -MMD -MP -MF $@.d -MT $@ -o $@ $< \
-		$(TEST_CLI_$(@F)) $(TEST_LINK) $(NL_LIBS) $(TEST_LIBS)
+		$(EXE_LDFLAGS) $(SAN_LDFLAGS) -MMD -MP -MF $@.d -MT $@ -o $@ \
+		$(filter $(TEST_SRC),$^) $(TEST_CLI_$(@F)) $(TEST_LINK) $(NL_LIBS) \
+		$(TEST_LIBS)
+$(foreach t,$(TEST_SRC),$(eval $(BUILD)/tests/$(basename $(notdir $(t))): $(t)))
 # A unit test of a command-line file links that file too.
 TEST_CLI_test_eval_stats := $(BUILD)/core/cli/eval_stats.o
 $(BUILD)/tests/test_eval_stats: $(TEST_CLI_test_eval_stats)
 
 $(BENCHES): $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(NL_CFLAGS) $(INC_core) $(CFLAGS) $(SAN_CFLAGS) $(EXE_CFLAGS) \
+	$(CC) $(NL_CFLAGS) $(INC_core/engine) $(CFLAGS) $(SAN_CFLAGS) $(EXE_CFLAGS) \
 		$(EXE_LDFLAGS) $(SAN_LDFLAGS) -MMD -MP -MF $@.d -MT $@ -o $@ $< \
 		$(LIB) $(NL_LIBS)
 
-$(NUMALOTD): $(BUILD)/core/agent/numalotd.o $(AGENT_LIB) $(PROTO_LIB) $(LIB)
+$(NUMALOTD): $(BUILD)/core/agent/numalotd.o $(AGENT_LIB) $(LIB)
 	$(CC) $(CFLAGS) $(EXE_LDFLAGS) $(SAN_LDFLAGS) -o $@ $^ $(NL_LIBS)
 
 # The SPANK plugin: no -lslurm, the spank_* symbols come from the loader;
@@ -197,18 +213,18 @@ $(WORKLOAD): $(WORKLOAD_OBJ)
 		-o $@ $^ -lm
 
 $(BUILD)/fuzz/fuzz_protocol: tests/fuzz/fuzz_protocol.c $(PROTO_SRC) \
-	core/util.c $(wildcard core/protocol/*.h) core/util.h
+	core/base/util.c $(wildcard core/protocol/*.h) core/base/util.h
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) $(INC_core/protocol) -o $@ $< $(PROTO_SRC) \
-		core/util.c $(shell pkg-config --libs json-c)
+		core/base/util.c $(shell pkg-config --libs json-c)
 
 $(BUILD)/fuzz/fuzz_site: tests/fuzz/fuzz_site.c spank/site.c spank/site.h \
 	spank/report_path.c spank/report_path.h core/protocol/siteconf.c \
-	core/policy_names.c core/policy_list.h core/util.c
+	core/protocol/policy_names.c core/protocol/policy_list.h core/base/util.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) $(INC_spank) -o $@ $< spank/site.c \
 		spank/report_path.c core/protocol/siteconf.c \
-		core/policy_names.c core/util.c -lm
+		core/protocol/policy_names.c core/base/util.c -lm
 
 # The plain pass runs the fuzz targets briefly (where clang is).
 test-bin: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(TESTS) \
@@ -322,7 +338,8 @@ check-deps:
 fuzz: $(FUZZ_BIN)
 	tests/fuzz/run-fuzz.sh $(BUILD) $(or $(FUZZ_SECONDS),10)
 
-FORMAT_SRC = $(wildcard core/*.[ch] core/*/*.[ch] spank/*.[ch] tests/unit/*.[ch] \
+FORMAT_SRC = $(wildcard core/*/*.[ch] core/*/*/*.[ch] spank/*.[ch] \
+	tests/unit/*.[ch] tests/unit/*/*.[ch] tests/unit/*/*/*.[ch] \
 	tests/bench/*.c tests/workload/*.[ch] tests/fuzz/*.c)
 format:
 	clang-format -i $(FORMAT_SRC)
@@ -336,6 +353,6 @@ format-check:
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJ:.o=.d) $(PROTO_OBJ:.o=.d) $(AGENT_OBJ:.o=.d) \
+-include $(LIB_OBJ:.o=.d) $(AGENT_OBJ:.o=.d) \
 	$(CLI_OBJ:.o=.d) $(BUILD)/core/agent/numalotd.d $(SPANK_OBJ:.o=.d) \
 	$(BUILD)/spank/site.d $(TESTS:=.d) $(BENCHES:=.d) $(WORKLOAD_OBJ:.o=.d)

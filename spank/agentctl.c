@@ -191,14 +191,9 @@ static int wait_ready(int fd, double deadline_ms, char *why, size_t len)
 }
 
 /*
- * Whether the socket at path is a service's (docs/slurm.md, "The agent as
- * a service"): a socket that no agent of the plugin's bound. An agent that
- * binds its socket itself first creates PATH.serving, its lock, and never
- * removes it; systemd's numalotd.socket binds the path without one. When
- * such a socket refuses, the service is stopping or failed: the plugin
- * only ever connects to it. A socket left by an agent the plugin started
- * that died (SIGKILL) has its PATH.serving, and a new agent is started as
- * before; so is one where there is no socket at all.
+ * Whether the socket at path is a service's, one without the PATH.serving
+ * lock every agent the plugin starts makes: the plugin then only connects
+ * (docs/slurm.md, "The agent as a service").
  */
 static int service_socket(const char *path)
 {

@@ -1,13 +1,8 @@
 /*
- * numalot SPANK plugin: srun --numalot=imar2|lbma|monitor|off.
- *
- * Thin by design: the options (options.c) and site policy here; every
- * decision is the agent's (numalotd). On the node, each task is
- * registered with the agent from task_post_fork; at step end the plugin
- * fetches the report and writes it as the job's user. Nothing here may
- * hurt a job: every failure is logged and the step runs on as if numalot
- * were off; only a report the user named and could not write stops the
- * tasks, before their program (early.h).
+ * numalot SPANK plugin: srun --numalot=imar2|lbma|monitor|off. Thin: every
+ * decision is the agent's (docs/slurm.md). Nothing here may hurt a job: a
+ * failure is logged and the step runs on as if numalot were off, but for a
+ * report the user named and could not write (early.h).
  */
 #include <errno.h>
 #include <fcntl.h>

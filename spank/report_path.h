@@ -1,14 +1,7 @@
 /*
  * numalot SPANK plugin: report file names from srun(1)'s file name
- * patterns (docs/slurm.md, "Where reports go").
- *
- *   %A array job id   %a array task id   %J job.step   %j job id
- *   %N node name      %n node index      %s step id    %t first task
- *   %u user name      %x job name        %% a percent sign
- *
- * A number between % and the letter zero-pads a number (%4j). A pattern
- * holding a backslash is taken as it is, less its backslashes, as srun
- * does. Anything else after a % is an error that names it.
+ * patterns, %A %a %J %j %N %n %s %t %u %x %% and %4j's zero-padding
+ * (docs/slurm.md, "Where reports go", says what each gives).
  */
 #ifndef NUMALOT_REPORT_PATH_H
 #define NUMALOT_REPORT_PATH_H

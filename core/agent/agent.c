@@ -266,7 +266,7 @@ static void arm(int tfd, double seconds)
 	timerfd_settime(tfd, 0, &its, NULL);
 }
 
-/* Markers for epoll's data.ptr: everything else is a struct conn. */
+/* Markers for epoll's data.ptr: everything else is a struct nl_conn. */
 static char listen_mark, timer_mark, signal_mark;
 
 static int watch(int ep, int fd, void *mark)
@@ -279,7 +279,7 @@ static int watch(int ep, int fd, void *mark)
 struct loop {
 	struct nl_server *s;
 	struct listener *l;
-	struct conn_set cs;
+	struct nl_conn_set cs;
 	int tfd, sfd;
 	int listening;	  /* the socket is watched (not paused) */
 	double resume_at; /* when to watch it again */
@@ -290,7 +290,7 @@ struct loop {
 /* Out of descriptors: stop accepting for a moment, or epoll spins. */
 static void accept_one(struct loop *lp)
 {
-	int rc = conn_accept(&lp->cs, lp->l->fd, lp->s);
+	int rc = nl_conn_accept(&lp->cs, lp->l->fd, lp->s);
 
 	if (rc != -EMFILE && rc != -ENFILE)
 		return;
@@ -317,7 +317,7 @@ static int on_event(struct loop *lp, void *p)
 		if (read(lp->tfd, &x, sizeof(x)) < 0)
 			return 0;
 	} else {
-		conn_event(&lp->cs, p, lp->s);
+		nl_conn_event(&lp->cs, p, lp->s);
 	}
 	return 0;
 }
@@ -430,7 +430,7 @@ static int loop(struct nl_server *s, struct listener *l, int tfd, int sfd)
 			break;
 		double now = nl_mono_s();
 		guard_priority(s, now);
-		conn_expire(&lp.cs, now);
+		nl_conn_expire(&lp.cs, now);
 		if (!lp.listening && now >= lp.resume_at &&
 		    watch(lp.cs.epoll_fd, l->fd, &listen_mark) == 0)
 			lp.listening = 1;
@@ -446,7 +446,7 @@ static int loop(struct nl_server *s, struct listener *l, int tfd, int sfd)
 	/* Leave the socket at once (only ours), so that a new agent can take
 	 * it while this one winds down. */
 	leave(l);
-	conn_close_all(&lp.cs);
+	nl_conn_close_all(&lp.cs);
 	close(lp.cs.epoll_fd);
 	return 0;
 }
@@ -514,7 +514,7 @@ int nl_agent_run(const struct nl_agent_config *c)
 	struct nl_real_options o = {.backend = c->backend,
 				    .fallback = 1,
 				    .follow_children = 1,
-				    .fd_reserve = CONN_MAX + 256};
+				    .fd_reserve = NL_CONN_MAX + 256};
 	char err[512] = "";
 	sigset_t mask;
 	int lfd = -1, tfd = -1, sfd = -1, status = 1;

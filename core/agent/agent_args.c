@@ -130,7 +130,6 @@ static int set_option(struct nl_agent_config *c, int o, const char *name,
 	static const char *const levels[] = {"error", "warning", "info",
 					     "debug"};
 	enum nl_policy_kind k;
-	char *end;
 	long fd;
 	int rc = 0;
 
@@ -205,8 +204,7 @@ static int set_option(struct nl_agent_config *c, int o, const char *name,
 		c->use_syslog = 1;
 		break;
 	case 'R':
-		fd = strtol(v, &end, 10);
-		if (!*v || *end || fd < 3 || fd > 1024) {
+		if (nl_opt_whole(v, 3, 1024, &fd) < 0) {
 			fprintf(err,
 				"numalotd: --ready-fd wants a descriptor from "
 				"3 to 1024, not \"%s\"\n",
@@ -216,8 +214,7 @@ static int set_option(struct nl_agent_config *c, int o, const char *name,
 		c->ready_fd = (int)fd;
 		break;
 	case 'n':
-		fd = strtol(v, &end, 10);
-		if (!*v || *end || fd < -20 || fd > 19) {
+		if (nl_opt_whole(v, -20, 19, &fd) < 0) {
 			fprintf(err,
 				"numalotd: --nice wants a whole number from "
 				"-20 to 19, not \"%s\"\n",

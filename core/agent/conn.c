@@ -12,7 +12,7 @@
 #include "log.h"
 #include "util.h"
 
-static void drop(struct conn_set *cs, struct conn *c)
+static void drop(struct nl_conn_set *cs, struct nl_conn *c)
 {
 	for (int i = 0; i < cs->n; i++)
 		if (cs->c[i] == c) {
@@ -26,7 +26,7 @@ static void drop(struct conn_set *cs, struct conn *c)
 	free(c);
 }
 
-static int per_uid(const struct conn_set *cs, uid_t uid)
+static int per_uid(const struct nl_conn_set *cs, uid_t uid)
 {
 	int n = 0;
 	for (int i = 0; i < cs->n; i++)
@@ -34,23 +34,24 @@ static int per_uid(const struct conn_set *cs, uid_t uid)
 	return n;
 }
 
-static void read_some(struct conn_set *cs, struct conn *c, struct nl_server *s);
+static void read_some(struct nl_conn_set *cs, struct nl_conn *c,
+		      struct nl_server *s);
 
-int conn_accept(struct conn_set *cs, int lfd, struct nl_server *s)
+int nl_conn_accept(struct nl_conn_set *cs, int lfd, struct nl_server *s)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct epoll_event ev = {.events = EPOLLIN};
-	struct conn *c;
+	struct nl_conn *c;
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 	if (fd < 0)
 		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
-	    cs->n == CONN_MAX ||
-	    (cred.uid != 0 && per_uid(cs, cred.uid) >= CONN_MAX_PER_UID)) {
+	    cs->n == NL_CONN_MAX ||
+	    (cred.uid != 0 && per_uid(cs, cred.uid) >= NL_CONN_MAX_PER_UID)) {
 		/* Too many at once: this one is turned away, not queued. */
-		if (cs->n == CONN_MAX || cred.uid != 0)
+		if (cs->n == NL_CONN_MAX || cred.uid != 0)
 			nl_log(NL_LOG_WARNING,
 			       "turned away a connection of uid %u: too many "
 			       "open",
@@ -65,7 +66,7 @@ int conn_accept(struct conn_set *cs, int lfd, struct nl_server *s)
 	}
 	c->fd = fd;
 	c->peer = (struct nl_peer){cred.pid, cred.uid, cred.gid};
-	c->deadline_s = nl_mono_s() + CONN_DEADLINE_S;
+	c->deadline_s = nl_mono_s() + NL_CONN_DEADLINE_S;
 	ev.data.ptr = c;
 	if (epoll_ctl(cs->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		close(fd);
@@ -83,7 +84,7 @@ int conn_accept(struct conn_set *cs, int lfd, struct nl_server *s)
  * the peer still sends of it (c->drain bytes at most, a bounded number
  * of reads an event), then close. Closed unread, the peer's sending
  * would fail (EPIPE, ECONNRESET) before it read its reply. */
-static void discard_some(struct conn_set *cs, struct conn *c)
+static void discard_some(struct nl_conn_set *cs, struct nl_conn *c)
 {
 	char buf[16384];
 
@@ -102,7 +103,7 @@ static void discard_some(struct conn_set *cs, struct conn *c)
 	drop(cs, c);
 }
 
-static void write_some(struct conn_set *cs, struct conn *c)
+static void write_some(struct nl_conn_set *cs, struct nl_conn *c)
 {
 	while (c->sent < c->outlen) {
 		ssize_t w = send(c->fd, c->out + c->sent, c->outlen - c->sent,
@@ -125,7 +126,7 @@ static void write_some(struct conn_set *cs, struct conn *c)
 
 /* Queue a reply frame, send what the socket takes now, and switch the
  * conn to writing for the rest. */
-static void reply(struct conn_set *cs, struct conn *c, const char *body)
+static void reply(struct nl_conn_set *cs, struct nl_conn *c, const char *body)
 {
 	size_t n = strlen(body);
 	struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = c};
@@ -145,7 +146,8 @@ static void reply(struct conn_set *cs, struct conn *c, const char *body)
 	write_some(cs, c); /* the rest, if any, when it is writable */
 }
 
-static void read_some(struct conn_set *cs, struct conn *c, struct nl_server *s)
+static void read_some(struct nl_conn_set *cs, struct nl_conn *c,
+		      struct nl_server *s)
 {
 	for (;;) {
 		char *dst;
@@ -175,9 +177,9 @@ static void read_some(struct conn_set *cs, struct conn *c, struct nl_server *s)
 				       "over the limit",
 				       (int)c->peer.pid, (unsigned)c->peer.uid,
 				       c->need);
-				c->drain = c->need < CONN_DRAIN_MAX
+				c->drain = c->need < NL_CONN_DRAIN_MAX
 						   ? c->need
-						   : CONN_DRAIN_MAX;
+						   : NL_CONN_DRAIN_MAX;
 				reply(cs, c,
 				      "{\"ok\":false,\"error\":\"bad-request\","
 				      "\"message\":\"request over the size "
@@ -205,7 +207,8 @@ static void read_some(struct conn_set *cs, struct conn *c, struct nl_server *s)
 	}
 }
 
-void conn_event(struct conn_set *cs, struct conn *c, struct nl_server *s)
+void nl_conn_event(struct nl_conn_set *cs, struct nl_conn *c,
+		   struct nl_server *s)
 {
 	if (c->out && c->sent < c->outlen)
 		write_some(cs, c);
@@ -215,10 +218,10 @@ void conn_event(struct conn_set *cs, struct conn *c, struct nl_server *s)
 		read_some(cs, c, s);
 }
 
-void conn_expire(struct conn_set *cs, double now_s)
+void nl_conn_expire(struct nl_conn_set *cs, double now_s)
 {
 	for (int i = cs->n - 1; i >= 0; i--) {
-		struct conn *c = cs->c[i];
+		struct nl_conn *c = cs->c[i];
 		if (now_s < c->deadline_s)
 			continue;
 		nl_log(NL_LOG_WARNING, "pid %d uid %u: %s in %.0f s: dropped",
@@ -226,12 +229,12 @@ void conn_expire(struct conn_set *cs, double now_s)
 		       !c->out		     ? "sent no request"
 		       : c->sent < c->outlen ? "did not read its reply"
 					     : "held on past its reply",
-		       CONN_DEADLINE_S);
+		       NL_CONN_DEADLINE_S);
 		drop(cs, c);
 	}
 }
 
-void conn_close_all(struct conn_set *cs)
+void nl_conn_close_all(struct nl_conn_set *cs)
 {
 	while (cs->n)
 		drop(cs, cs->c[cs->n - 1]);

@@ -9,14 +9,14 @@
 
 #include "server.h"
 
-#define CONN_MAX 256	    /* open connections at once */
-#define CONN_MAX_PER_UID 16 /* of one (non-root) user */
-#define CONN_DEADLINE_S 2.0 /* from accept to the last byte of the reply */
+#define NL_CONN_MAX 256	       /* open connections at once */
+#define NL_CONN_MAX_PER_UID 16 /* of one (non-root) user */
+#define NL_CONN_DEADLINE_S 2.0 /* from accept to the last byte of the reply */
 /* Of a frame over the limit, what is read and thrown away after the
  * reply, so that the close does not reset the peer before it reads it. */
-#define CONN_DRAIN_MAX (1 << 20)
+#define NL_CONN_DRAIN_MAX (1 << 20)
 
-struct conn {
+struct nl_conn {
 	int fd;
 	struct nl_peer peer;
 	double deadline_s;
@@ -29,8 +29,8 @@ struct conn {
 	size_t drain; /* bytes still to throw away once the reply is sent */
 };
 
-struct conn_set {
-	struct conn *c[CONN_MAX];
+struct nl_conn_set {
+	struct nl_conn *c[NL_CONN_MAX];
 	int n;
 	int epoll_fd;
 };
@@ -41,14 +41,15 @@ struct conn_set {
  * Returns 0, -EAGAIN (nothing to accept), -EMFILE / -ENFILE (out of
  * descriptors: stop accepting for a while), or -errno.
  */
-int conn_accept(struct conn_set *cs, int lfd, struct nl_server *s);
+int nl_conn_accept(struct nl_conn_set *cs, int lfd, struct nl_server *s);
 
 /* The conn is readable or writable: advance it; it may be closed. */
-void conn_event(struct conn_set *cs, struct conn *c, struct nl_server *s);
+void nl_conn_event(struct nl_conn_set *cs, struct nl_conn *c,
+		   struct nl_server *s);
 
 /* Close connections past their deadline. */
-void conn_expire(struct conn_set *cs, double now_s);
+void nl_conn_expire(struct nl_conn_set *cs, double now_s);
 
-void conn_close_all(struct conn_set *cs);
+void nl_conn_close_all(struct nl_conn_set *cs);
 
 #endif

@@ -1,12 +1,7 @@
 /*
  * numalot: the agent leaves the cgroups of the Slurm job it was started
- * from (docs/slurm.md, "Where the agent runs"). The plugin starts numalotd
- * from a step's slurmstepd when no agent serves the node; under
- * proctrack/cgroup and task/cgroup the new agent is then in that job's
- * cgroups: confined to its CPUs, frozen and killed with it, and keeping
- * its cgroup from being removed. Before it serves, it moves itself out:
- * on cgroup v1 to the root of each hierarchy where it sat in a job's
- * cgroup, on cgroup v2 to a cgroup of its own below the root.
+ * from, not to be confined, frozen and killed with it (docs/slurm.md,
+ * "Where the agent runs").
  */
 #include "leave.h"
 

@@ -4,17 +4,9 @@
 
 #include <stdio.h>
 
+#include "cli_out.h"
 #include "cmdline.h"
 #include "policy.h"
-
-/* Exit statuses: 0 done, 1 failed while running, 2 bad input. */
-enum { NL_EXIT_OK = 0, NL_EXIT_FAIL = 1, NL_EXIT_USAGE = 2 };
-
-/* "s" after a count other than 1: "1 thread", "2 threads". */
-static inline const char *nl_s(long n)
-{
-	return n == 1 ? "" : "s";
-}
 
 int nl_cmd_sim(int argc, char **argv);
 int nl_cmd_bench(int argc, char **argv);
@@ -28,16 +20,24 @@ int nl_cmd_version(int argc, char **argv);
 int nl_cmd_calibrate(int argc, char **argv);
 int nl_cmd_eval(int argc, char **argv);
 
-/* Print "numalot CMD: message" to stderr. */
-void nl_cli_error(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 /* Apply "KEY=VALUE" to params; prints the error and returns -1 if bad. */
 int nl_cli_param(const char *cmd, struct nl_policy_params *p, const char *kv);
 
 /* --os=MODE of sim and bench into o: 0, or -1 (error printed). */
 struct nl_run_opts;
 int nl_cli_set_os(const char *cmd, const char *mode, struct nl_run_opts *o);
+/* The options of a run on the model that sim and bench share (--os,
+ * --param, --machine), for their getopt tables. */
+/* clang-format off */
+#define NL_ARGS_MODEL                                                          \
+	{"os", required_argument, NULL, 'o'},                                  \
+	{"param", required_argument, NULL, 'P'},                               \
+	{"machine", required_argument, NULL, 'm'}
+/* clang-format on */
+/* Option c of NL_ARGS_MODEL into o and *machine: 1; -1 when bad (told);
+ * 0 when c is none of them. */
+int nl_cli_model_option(const char *cmd, int c, const char *arg,
+			struct nl_run_opts *o, const char **machine);
 /* --counters=NAME of sim (one backend of observe.h) into o. */
 int nl_cli_set_counters(const char *cmd, const char *name,
 			struct nl_run_opts *o);
@@ -45,7 +45,7 @@ int nl_cli_set_counters(const char *cmd, const char *name,
 /* Start parsing a command's options (argv[0] is the command's name). */
 void nl_args_start(void);
 
-/* The next option through getopt_long (core/cmdline.h): a bad one is
+/* The next option through getopt_long (core/base/cmdline.h): a bad one is
  * told as "numalot CMD: ..." and gives '?'. */
 int nl_args_next(const char *cmd, int argc, char **argv, const char *shortopts,
 		 const struct option *longopts);
@@ -58,9 +58,5 @@ void nl_cli_usage(const char *cmd, FILE *f);
 	{                                                                      \
 		"help", no_argument, NULL, 'h'                                 \
 	}
-
-/* Write a json-c object to path (pretty, with a final newline). */
-struct json_object;
-int nl_cli_write_json(const char *cmd, const char *path, struct json_object *o);
 
 #endif

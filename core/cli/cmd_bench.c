@@ -1,13 +1,7 @@
 /*
  * numalot bench: every scenario under every policy and baseline for several
- * seeds, in parallel processes, then a table, a JSON file and a chart
- * (docs/evaluation.md).
- *
- * The work is cut into units (one scenario and seed: every policy of it,
- * since the baselines build on the policies' runs). Unit u goes to job
- * u mod jobs; each job writes its results, exactly (hexadecimal floats),
- * to a temporary file the parent reads back. A unit's results depend only
- * on the scenario and the seed, so they do not depend on --jobs.
+ * seeds, in jobs whose results never depend on --jobs (docs/evaluation.md),
+ * then a table, a JSON file and a chart.
  */
 #include <errno.h>
 #include <glob.h>
@@ -53,19 +47,6 @@ struct bench_args {
 	struct nl_bench_random rnd; /* --random and its options */
 	const char *machine;	    /* --machine=FILE */
 };
-
-static int parse_count(const char *s, int lo, int hi, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (!*s || *end || errno || v < lo || v > hi)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
 
 static int add_file(struct bench_args *a, const char *path)
 {
@@ -113,17 +94,16 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 		{"json", required_argument, NULL, 'J'},
 		{"svg", required_argument, NULL, 'S'},
 		{"html", required_argument, NULL, 'H'},
-		{"param", required_argument, NULL, 'P'},
-		{"os", required_argument, NULL, 'o'},
+		NL_ARGS_MODEL,
 		{"counters", required_argument, NULL, 'c'},
 		{"fail-worse", required_argument, NULL, 'W'},
 		{"random", required_argument, NULL, NL_BENCH_OPT_RANDOM},
 		{"seed", required_argument, NULL, NL_BENCH_OPT_SEED},
 		{"save", required_argument, NULL, NL_BENCH_OPT_SAVE},
 		{"perturb", required_argument, NULL, NL_BENCH_OPT_PERTURB},
-		{"machine", required_argument, NULL, 'm'},
 		NL_ARGS_HELP,
 		{0}};
+	long v;
 	int c;
 
 	a->policies = DEFAULT_POLICIES;
@@ -143,22 +123,16 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 			a->policies = optarg;
 			break;
 		case 's':
-			if (parse_count(optarg, 1, MAX_SEEDS, &a->nseeds) < 0) {
-				nl_cli_error(CMD,
-					     "--seeds wants a whole number "
-					     "from 1 to %d, not \"%s\"",
-					     MAX_SEEDS, optarg);
+			if (nl_cli_whole(CMD, "--seeds", optarg, 1, MAX_SEEDS,
+					 &v) < 0)
 				return -1;
-			}
+			a->nseeds = (int)v;
 			break;
 		case 'j':
-			if (parse_count(optarg, 1, MAX_JOBS, &a->jobs) < 0) {
-				nl_cli_error(CMD,
-					     "--jobs wants a whole number from "
-					     "1 to %d, not \"%s\"",
-					     MAX_JOBS, optarg);
+			if (nl_cli_whole(CMD, "--jobs", optarg, 1, MAX_JOBS,
+					 &v) < 0)
 				return -1;
-			}
+			a->jobs = (int)v;
 			break;
 		case 'J':
 			a->json = optarg;
@@ -168,14 +142,6 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 			break;
 		case 'H':
 			a->html = optarg;
-			break;
-		case 'P':
-			if (nl_cli_param(CMD, &a->o.params, optarg) < 0)
-				return -1;
-			break;
-		case 'o':
-			if (nl_cli_set_os(CMD, optarg, &a->o) < 0)
-				return -1;
 			break;
 		case 'c':
 			a->counters = optarg;
@@ -201,14 +167,13 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 			if (nl_bench_random_option(&a->rnd, c, optarg) < 0)
 				return -1;
 			break;
-		case 'm':
-			a->machine = optarg;
-			break;
 		case 'h':
 			nl_cli_usage(CMD, stdout);
 			return 1;
 		default:
-			return -1;
+			if (nl_cli_model_option(CMD, c, optarg, &a->o,
+						&a->machine) <= 0)
+				return -1;
 		}
 	}
 	if (nl_bench_random_check(&a->rnd) < 0)

@@ -54,21 +54,6 @@ static void handle_signals(void)
 	sigaction(SIGALRM, &sa, NULL);
 }
 
-static int whole(const char *opt, const char *v, long lo, long hi, long *out)
-{
-	char *end;
-	long x = strtol(v, &end, 10);
-	if (!*v || *end || x < lo || x > hi) {
-		nl_cli_error(EVAL_CMD,
-			     "%s wants a whole number from %ld to "
-			     "%ld, not \"%s\"",
-			     opt, lo, hi, v);
-		return -1;
-	}
-	*out = x;
-	return 0;
-}
-
 /* A comma-separated list of names into on[] (n names). */
 static int name_list(const char *opt, const char *list,
 		     const char *const *names, int n, int *on)
@@ -120,8 +105,8 @@ static int parse(int argc, char **argv, struct eval_args *a,
 		{"resume", required_argument, NULL, 'R'},
 		NL_ARGS_HELP,
 		{0}};
+	uint64_t seed;
 	long v;
-	char *end;
 	int ch;
 
 	c->reps = 5;
@@ -134,19 +119,15 @@ static int parse(int argc, char **argv, struct eval_args *a,
 	while ((ch = nl_args_next(EVAL_CMD, argc, argv, "+h", lo)) != -1) {
 		switch (ch) {
 		case 'r':
-			if (whole("--reps", optarg, 1, 1000, &v) < 0)
+			if (nl_cli_whole(EVAL_CMD, "--reps", optarg, 1, 1000,
+					 &v) < 0)
 				return -1;
 			c->reps = (int)v;
 			break;
 		case 's':
-			c->seed = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || *optarg == '-') {
-				nl_cli_error(EVAL_CMD,
-					     "--seed wants a whole number, "
-					     "not \"%s\"",
-					     optarg);
+			if (nl_cli_seed(EVAL_CMD, "--seed", optarg, &seed) < 0)
 				return -1;
-			}
+			c->seed = seed;
 			a->seed_given = 1;
 			break;
 		case 'c':
@@ -162,12 +143,14 @@ static int parse(int argc, char **argv, struct eval_args *a,
 			a->size = optarg;
 			break;
 		case 't':
-			if (whole("--threads", optarg, 1, 1024, &v) < 0)
+			if (nl_cli_whole(EVAL_CMD, "--threads", optarg, 1, 1024,
+					 &v) < 0)
 				return -1;
 			a->threads = (int)v;
 			break;
 		case 'i':
-			if (whole("--iterations", optarg, 1, 1000000, &v) < 0)
+			if (nl_cli_whole(EVAL_CMD, "--iterations", optarg, 1,
+					 1000000, &v) < 0)
 				return -1;
 			a->iterations = (int)v;
 			break;

@@ -83,7 +83,8 @@ static int parse(int argc, char **argv, struct run_args *a)
 		{"nice", required_argument, NULL, 'n'},
 		NL_ARGS_HELP,
 		{0}};
-	char num[64], *end;
+	char num[64];
+	uint64_t seed;
 	int c, i;
 
 	a->policy = NL_POLICY_IMAR2;
@@ -130,14 +131,9 @@ static int parse(int argc, char **argv, struct run_args *a)
 				return -1;
 			break;
 		case 's':
-			a->seed = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || *optarg == '-') {
-				nl_cli_error(a->cmd,
-					     "--seed wants a whole "
-					     "number, not \"%s\"",
-					     optarg);
+			if (nl_cli_seed(a->cmd, "--seed", optarg, &seed) < 0)
 				return -1;
-			}
+			a->seed = seed;
 			break;
 		case 'C':
 			a->children = 1;
@@ -147,14 +143,10 @@ static int parse(int argc, char **argv, struct run_args *a)
 			a->params.keep_bindings = 1;
 			break;
 		case 'n': {
-			long v = strtol(optarg, &end, 10);
-			if (!*optarg || *end || v < -20 || v > 19) {
-				nl_cli_error(a->cmd,
-					     "--nice wants a whole number from "
-					     "-20 to 19, not \"%s\"",
-					     optarg);
+			long v;
+			if (nl_cli_whole(a->cmd, "--nice", optarg, -20, 19,
+					 &v) < 0)
 				return -1;
-			}
 			a->nice = (int)v;
 			a->nice_given = 1;
 			break;

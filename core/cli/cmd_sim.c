@@ -26,28 +26,15 @@ struct sim_args {
 	struct nl_run_opts o;
 };
 
-static int parse_seed(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (!*s || *end || errno || *s == '-')
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* 0 parsed, 1 --help given (usage printed), -1 bad (error printed). */
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
 	static const struct option lo[] = {
 		{"policy", required_argument, NULL, 'p'},
-		{"os", required_argument, NULL, 'o'},
+		NL_ARGS_MODEL,
 		{"counters", required_argument, NULL, 'c'},
 		{"seed", required_argument, NULL, 's'},
 		{"report", required_argument, NULL, 'r'},
-		{"param", required_argument, NULL, 'P'},
-		{"machine", required_argument, NULL, 'm'},
 		NL_ARGS_HELP,
 		{0}};
 	int c;
@@ -67,39 +54,24 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 				return -1;
 			}
 			break;
-		case 'o':
-			if (nl_cli_set_os(CMD, optarg, &a->o) < 0)
-				return -1;
-			break;
 		case 'c':
 			if (nl_cli_set_counters(CMD, optarg, &a->o) < 0)
 				return -1;
 			break;
 		case 's':
-			if (parse_seed(optarg, &a->seed) < 0) {
-				nl_cli_error(
-					CMD,
-					"--seed wants a whole number >= 0, "
-					"not \"%s\"",
-					optarg);
+			if (nl_cli_seed(CMD, "--seed", optarg, &a->seed) < 0)
 				return -1;
-			}
 			break;
 		case 'r':
 			a->report = optarg;
-			break;
-		case 'm':
-			a->machine = optarg;
-			break;
-		case 'P':
-			if (nl_cli_param(CMD, &a->o.params, optarg) < 0)
-				return -1;
 			break;
 		case 'h':
 			nl_cli_usage(CMD, stdout);
 			return 1;
 		default:
-			return -1;
+			if (nl_cli_model_option(CMD, c, optarg, &a->o,
+						&a->machine) <= 0)
+				return -1;
 		}
 	}
 	for (int i = optind; i < argc; i++) {

@@ -1,27 +1,10 @@
 /* numalot eval --html=FILE: the table and numalot's cost as one
  * self-contained page (no script, no network), cells shaded by sign. */
-#include <math.h>
 #include <stdio.h>
 
 #include "cli.h"
 #include "eval.h"
-#include "report_view.h"
-
-static const char css[] =
-	"body{font:14px/1.45 'DejaVu Sans',Helvetica,Arial,sans-serif;"
-	"color:#1a1a1a;margin:24px;max-width:1100px}"
-	"h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ddd}"
-	"table{border-collapse:collapse;margin:6px 0}"
-	"td,th{border:1px solid #ddd;padding:3px 7px;text-align:right;"
-	"font-variant-numeric:tabular-nums}th{background:#f4f4f4}"
-	"td.s,th.s{text-align:left}.note{color:#555}";
-
-static void pct(FILE *f, double v)
-{
-	double a = fmin(1, fabs(v) / 0.2) * 0.55;
-	fprintf(f, "<td style=\"background:rgba(%s,%.2f)\">%+.1f%%</td>",
-		v >= 0 ? "42,157,58" : "214,39,40", a, 100 * v);
-}
+#include "html.h"
 
 static void class_table(FILE *f, const struct eval_plan *p, int cls)
 {
@@ -49,8 +32,8 @@ static void class_table(FILE *f, const struct eval_plan *p, int cls)
 			e.n, e.median, e.lo, e.hi, 100 * e.level);
 		if (e.vs_ok) {
 			fprintf(f, "<td>%.0f%%</td>", 100 * e.better);
-			pct(f, e.mean);
-			pct(f, e.best);
+			nl_html_pct_cell(f, e.mean, 1);
+			nl_html_pct_cell(f, e.best, 1);
 		} else {
 			fputs("<td></td><td></td><td></td>", f);
 		}
@@ -64,24 +47,20 @@ static void class_table(FILE *f, const struct eval_plan *p, int cls)
 	fputs("</table>\n", f);
 }
 
-int nl_eval_write_html(const struct eval_plan *p, const char *path)
+static int page(FILE *f, const void *arg)
 {
+	const struct eval_plan *p = arg;
 	const struct eval_conf *c = &p->c;
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		nl_cli_error(EVAL_CMD, "cannot write %s: %m", path);
-		return -1;
-	}
+
+	nl_html_head(f, "numalot eval", NL_HTML_CSS_PAGE NL_HTML_CSS_FIGURES);
 	fprintf(f,
-		"<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
-		"charset=\"utf-8\"><title>numalot eval</title><style>%s"
-		"</style></head><body>\n<h1>numalot eval</h1>\n<p "
+		"<h1>numalot eval</h1>\n<p "
 		"class=note>%d NUMA node%s, seed %llu, %d repetition%s; "
 		"makespan of the co-scheduled commands:",
-		css, c->nodes, nl_s(c->nodes), c->seed, c->reps, nl_s(c->reps));
+		c->nodes, nl_s(c->nodes), c->seed, c->reps, nl_s(c->reps));
 	for (int i = 0; i < c->ncmds; i++) {
 		fputc(' ', f);
-		rv_esc(f, c->cmds[i].name);
+		nl_html_esc(f, c->cmds[i].name);
 	}
 	fputs(". Improvement against linux's median (+ is faster); the "
 	      "interval is the median's, from order statistics, with its "
@@ -98,13 +77,14 @@ int nl_eval_write_html(const struct eval_plan *p, const char *path)
 	for (int y = 0; y < SYS_COUNT; y++)
 		if (!c->sys_on[y]) {
 			fprintf(f, "<li>%s: ", nl_eval_system_names[y]);
-			rv_esc(f, c->skip[y]);
+			nl_html_esc(f, c->skip[y]);
 			fputs("</li>\n", f);
 		}
 	fputs("</ul>\n</body></html>\n", f);
-	if (fclose(f)) {
-		nl_cli_error(EVAL_CMD, "cannot write %s: %m", path);
-		return -1;
-	}
 	return 0;
+}
+
+int nl_eval_write_html(const struct eval_plan *p, const char *path)
+{
+	return nl_cli_write_file(EVAL_CMD, path, page, p);
 }

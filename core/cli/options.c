@@ -1,22 +1,9 @@
 /* numalot command line: the helpers the subcommands share (cli.h). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
 #include "cli.h"
 #include "run.h"
-
-void nl_cli_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "numalot%s%s: ", *cmd ? " " : "", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 int nl_cli_param(const char *cmd, struct nl_policy_params *p, const char *kv)
 {
@@ -36,26 +23,6 @@ int nl_cli_param(const char *cmd, struct nl_policy_params *p, const char *kv)
 	return 0;
 }
 
-int nl_cli_write_json(const char *cmd, const char *path, struct json_object *o)
-{
-	FILE *f = fopen(path, "w");
-	const char *text = json_object_to_json_string_ext(
-		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-			   JSON_C_TO_STRING_NOSLASHESCAPE);
-
-	if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0) {
-		nl_cli_error(cmd, "cannot write %s: %m", path);
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	if (fclose(f)) {
-		nl_cli_error(cmd, "cannot write %s: %m", path);
-		return -1;
-	}
-	return 0;
-}
-
 int nl_cli_set_os(const char *cmd, const char *mode, struct nl_run_opts *o)
 {
 	if (nl_os_mode_from_name(mode, &o->os_mode) < 0) {
@@ -66,6 +33,21 @@ int nl_cli_set_os(const char *cmd, const char *mode, struct nl_run_opts *o)
 		return -1;
 	}
 	o->os_set = 1;
+	return 0;
+}
+
+int nl_cli_model_option(const char *cmd, int c, const char *arg,
+			struct nl_run_opts *o, const char **machine)
+{
+	switch (c) {
+	case 'o':
+		return nl_cli_set_os(cmd, arg, o) < 0 ? -1 : 1;
+	case 'P':
+		return nl_cli_param(cmd, &o->params, arg) < 0 ? -1 : 1;
+	case 'm':
+		*machine = arg;
+		return 1;
+	}
 	return 0;
 }
 

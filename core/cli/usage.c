@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "model.h"
+#include "os_mode.h"
 #include "policy.h"
 #include "run.h"
 

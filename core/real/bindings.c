@@ -59,7 +59,7 @@ static void let_go(struct real *r, struct rproc *p, const struct rthread *t,
 	char *set = NULL, *was = NULL;
 	hwloc_bitmap_list_asprintf(&set, cur);
 	hwloc_bitmap_list_asprintf(&was, t->seen_os);
-	snprintf(p->info.let_go, sizeof(p->info.let_go),
+	snprintf(p->info.real.let_go, sizeof(p->info.real.let_go),
 		 "another program bound its thread %d to CPUs %s, where "
 		 "numalot had placed it on CPU %s: numalot left the process "
 		 "to it",

@@ -267,7 +267,7 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 	free(line);
 	free(v);
 	if (rc == 0 && p->hot)
-		rc = move_hot(&w, p->hot, g, ng, &p->info.hot_moved_bytes);
+		rc = move_hot(&w, p->hot, g, ng, &p->info.real.hot_moved_bytes);
 	for (size_t i = 0; rc == 0 && i < ng && w.moved < w.want; i++)
 		rc = walk_range(&w, g[i].start, g[i].end);
 	free(g);

@@ -174,11 +174,11 @@ static struct nl_hot *hot_of(struct real *r, const struct rthread *t)
 		p->hot = nl_hot_new();
 		if (!p->hot)
 			return NULL;
-		snprintf(p->info.hot_source, sizeof(p->info.hot_source), "%s",
-			 src);
+		snprintf(p->info.real.hot_source,
+			 sizeof(p->info.real.hot_source), "%s", src);
 	}
-	p->info.hot_pages = (double)p->hot->used;
-	p->info.hot_samples = (double)p->hot->samples;
+	p->info.real.hot_pages = (double)p->hot->used;
+	p->info.real.hot_samples = (double)p->hot->samples;
 	return p->hot;
 }
 
@@ -487,17 +487,17 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 	if ((!p->have_pages || now - p->pages_t > every) && still(p, now)) {
 		p->pages_t = now; /* as it was: not read */
 		p->pages_same = 1;
-		p->info.pages_skipped++;
+		p->info.real.pages_skipped++;
 	} else if (!p->have_pages || now - p->pages_t > every) {
 		double os[NL_MAX_NODES * 4] = {0}, was = 0, diff = 0;
-		double c0 = p->info.pages_reads ? 0 : nl_thread_cpu_s();
+		double c0 = p->info.real.pages_reads ? 0 : nl_thread_cpu_s();
 		int rc = nl_proc_read_numa_maps(pid, os, NL_MAX_NODES * 4,
 						&p->bound_share);
 		if (rc < 0)
 			return rc;
 		p->pages_maps = rc;
 		/* The first reading is part of taking the process over. */
-		if (p->info.pages_reads == 0)
+		if (p->info.real.pages_reads == 0)
 			r->takeover_s += nl_thread_cpu_s() - c0;
 		for (int n = 0; n < t->nnodes; n++) {
 			double v = t->node_os[n] < NL_MAX_NODES * 4
@@ -511,7 +511,7 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 		p->pages_t = now;
 		p->pages_read_t = now;
 		p->have_pages = 1;
-		p->info.pages_reads++;
+		p->info.real.pages_reads++;
 		p->pages_faults = p->now_faults;
 		p->pages_rss = p->now_rss;
 	}

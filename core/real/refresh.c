@@ -559,7 +559,7 @@ static int hand_out(struct real *r, const struct nl_thread_info **out,
 /*
  * Not following children (numalot run/attach without --children): count
  * those of each process's main thread, the most at one look, so that its
- * report can say they ran unmanaged (info.children_unfollowed). Looked at
+ * report can say they ran unmanaged (info.real.children_unfollowed). Looked at
  * most every CHILDREN_COUNT_S, and not while no task was created on the
  * node since the last look (read_last_pid).
  */
@@ -587,8 +587,8 @@ static void count_children(struct real *r, double now)
 		}
 		free(text);
 		p->children_pid_main = r->mark_pid;
-		if (n > p->info.children_unfollowed)
-			p->info.children_unfollowed = n;
+		if (n > p->info.real.children_unfollowed)
+			p->info.real.children_unfollowed = n;
 	}
 }
 

@@ -1,10 +1,11 @@
 /*
  * numalot: the simulated NUMA node's physics (docs/machine-model.md).
  *
- * Private to core/sim/: the scenario parser fills the specs below, the model
- * runs them tick by tick, and simmachine.c wraps the model in the engine's
- * machine interface (adding counter noise). Nothing here knows which policy
- * runs.
+ * For the files of core/sim/ and the model's tests: the scenario parser
+ * fills the specs below, the model runs them tick by tick, simmachine.c
+ * wraps the model in the engine's machine interface (adding counter noise),
+ * search.c climbs its steady states. The rest of numalot takes sim.h.
+ * Nothing here knows which policy runs.
  */
 #ifndef NUMALOT_SIM_MODEL_H
 #define NUMALOT_SIM_MODEL_H
@@ -14,10 +15,9 @@
 #include <sys/types.h>
 #include <hwloc.h>
 
-#include "observe.h"
-#include "os_mode.h"
 #include "rng.h"
 #include "sample.h"
+#include "sim.h"
 #include "topology.h"
 
 struct nl_machine;
@@ -86,7 +86,7 @@ extern const size_t nl_model_nparams;
 void nl_model_default_params(struct nl_model_params *p);
 
 /*
- * Workload kinds (kinds.c). A kind is a parameter set, modelled in the
+ * Workload kinds (model_params.c). A kind is a parameter set, modelled in the
  * spirit of the NAS Parallel Benchmarks, not measured. Phases repeat every
  * cycle_ops ops of a thread; each scales the base values, and the scales
  * average to 1 over a cycle (weighted by ops) for peak_fraction and
@@ -215,24 +215,6 @@ struct nl_model_proc {
 				 interleaved: no hinting faults there) */
 	double numa_next_s;   /* its next NUMA placement decision */
 	double numa_period_s; /* its scan period (kernel-like: adapts) */
-};
-
-/*
- * How to build a model beyond what the scenario says (the baselines and
- * the placement search use these; NULL means all defaults).
- */
-struct nl_model_opts {
-	enum nl_os_mode os_mode; /* used when os_set; else the scenario's */
-	int os_set;
-	/* [threads, in tid order] start there, pinned (-1: fork balancing) */
-	const int *start_cpu;
-	int ideal_locality; /* data always on its thread's node, no cost */
-	int start_all;	    /* every process starts at time 0 (search) */
-	/* The machine (nl_sim_create_opts) manages no process until it is
-	 * added (add_process), as on an agent's node; else all of them. */
-	int unmanaged;
-	/* What the machine's samples show (observe.h); 0: pebs. */
-	enum nl_sim_counters counters;
 };
 
 struct nl_model {
@@ -381,30 +363,4 @@ struct nl_topology *nl_sim_topology_dup(const struct nl_topology *src);
 /* The model inside a machine made by nl_sim_create (NULL otherwise): for
  * the files of the model and its tests; others use the machine's ops. */
 struct nl_model *nl_sim_model(struct nl_machine *m);
-/* What a simulated machine's OS and numalot did (nl_sim_stats). */
-struct nl_sim_stats {
-	int nthreads;		     /* of the scenario */
-	int os_moves;		     /* thread moves by the OS (a swap: 2) */
-	double pages_migrated_bytes; /* by the OS's NUMA balancing */
-	double pages_moved_bytes;    /* by numalot */
-};
-/*
- * Fill out, and cpu (room for nthreads, or NULL) with the dense CPU each
- * thread is on, in tid order (-1: never started). 0, or -EINVAL when m is
- * not a simulated machine.
- */
-int nl_sim_stats(struct nl_machine *m, struct nl_sim_stats *out, int *cpu);
-/*
- * Who process pid is, for add_process's uid check and the owner op: its
- * owner uid (root by default) and parent (1 by default). 0, -ESRCH, or
- * -EINVAL when m is not a simulated machine.
- */
-int nl_sim_set_owner(struct nl_machine *m, int pid, uid_t uid, int ppid);
-/* Choose how the simulated OS treats threads and pages. 0 or -EINVAL. */
-int nl_sim_set_os_mode(struct nl_machine *m, enum nl_os_mode mode);
-/* nl_sim_create with model options (o may be NULL). */
-int nl_sim_create_opts(const struct nl_scenario *sc, uint64_t seed,
-		       const struct nl_model_opts *o, struct nl_machine **out,
-		       char *err, size_t errlen);
-
 #endif

@@ -1,15 +1,8 @@
 /*
- * numalot: the simulated operating system (docs/machine-model.md,
- * "Operating system"), run once per tick after the work advanced:
- * - the load balancer moves a thread that is not pinned from an overloaded
- *   CPU to an idle one it may use, nearest first (LINUX, LINUX_NONUMA);
- * - automatic NUMA balancing, every scan period, moves a thread that is not
- *   pinned towards the node holding most of its data when a CPU there is
- *   free or a swap helps both (LINUX);
- * - and migrates the private pages of every thread, pinned or not, towards
- *   the node it runs on, as fast as the scanner finds them and the per-node
- *   rate limit allows (LINUX).
- * Nothing here knows which policy runs; pinned threads are the policy's.
+ * numalot: the simulated operating system, once per tick after the work
+ * advanced: load balancer, NUMA balancing, page migration, by mode
+ * (docs/machine-model.md, "Operating system"). Pinned threads are the
+ * policy's; nothing here knows which policy runs.
  */
 #include "model.h"
 
@@ -28,15 +21,16 @@ static const char *const os_names[] = {
 	[NL_OS_LINUX_NONUMA] = "linux-nonuma",
 	[NL_OS_LINUX_IDEAL] = "linux-ideal",
 };
+#define NOS (sizeof(os_names) / sizeof(os_names[0]))
 
 const char *nl_os_mode_name(enum nl_os_mode mode)
 {
-	return (unsigned)mode <= NL_OS_LINUX_IDEAL ? os_names[mode] : NULL;
+	return (unsigned)mode < NOS ? os_names[mode] : NULL;
 }
 
 int nl_os_mode_from_name(const char *name, enum nl_os_mode *mode)
 {
-	for (unsigned i = 0; name && i <= NL_OS_LINUX_IDEAL; i++)
+	for (unsigned i = 0; name && i < NOS; i++)
 		if (strcmp(name, os_names[i]) == 0) {
 			*mode = (enum nl_os_mode)i;
 			return 0;
@@ -50,8 +44,7 @@ const char *nl_os_mode_names(void)
 
 	if (!buf[0]) /* alphabetical: "linux, linux-ideal, linux-nonuma, none"
 		      */
-		nl_names_join(os_names, sizeof(os_names) / sizeof(os_names[0]),
-			      1, buf, sizeof(buf));
+		nl_names_join(os_names, NOS, 1, buf, sizeof(buf));
 	return buf;
 }
 

@@ -6,7 +6,6 @@
 #include <stdint.h>
 
 struct nl_scenario;
-struct nl_machine;
 
 /*
  * Read and check a scenario file. Returns 0, or a negative errno with err
@@ -70,13 +69,5 @@ struct nl_scenario_proc {
 /* Process i (0 <= i < nprocs). 0, or -EINVAL for a bad i. */
 int nl_scenario_proc(const struct nl_scenario *sc, int i,
 		     struct nl_scenario_proc *out);
-
-/*
- * A simulated NUMA node running the scenario from time 0; noise and any
- * other randomness of the model come from seed. The machine owns its own
- * copy of what it needs (the scenario may be freed after).
- */
-int nl_sim_create(const struct nl_scenario *sc, uint64_t seed,
-		  struct nl_machine **out, char *err, size_t errlen);
 
 #endif

@@ -21,16 +21,10 @@ int nl_search_packed(const struct nl_scenario *sc, int reverse, int *cpu);
 
 /*
  * Climb from cpu (changed in place) to a placement no single move or swap
- * improves, or until max_evals evaluations. The cost of a placement is the
- * sum over processes of the time the slowest thread would take to do its
- * work at the steady-state rates of every process running at once
- * (data placed as the scenario says for threads starting there, or on
- * each thread's node when ideal). A move takes a thread to a free CPU
- * (else a less loaded one) of another node, or to an idle core of its own;
- * a swap exchanges it with a thread of another kind (another process, or
- * thread 0 whose node holds the shared data). Deterministic. *cost gets
- * the final cost; *evals (may be NULL) the evaluations made.
- * Returns 0, -EINVAL or -ENOMEM.
+ * improves, or until max_evals evaluations (the cost and the moves:
+ * docs/machine-model.md, "Baselines"; ideal: data on each thread's node).
+ * Deterministic. *cost gets the final cost; *evals (may be NULL) the
+ * evaluations made. Returns 0, -EINVAL or -ENOMEM.
  */
 int nl_search_climb(const struct nl_scenario *sc, int ideal, int max_evals,
 		    int *cpu, double *cost, int *evals);

@@ -22,7 +22,7 @@ for c in sim bench run attach info status request report calibrate eval version;
 done
 check "numalot --help lists the commands" sh -c "'$N' --help | grep -q 'report    summarise'"
 check "numalot help sim: sim's usage" sh -c "'$N' help sim | grep -q 'usage: numalot sim'"
-check "numalot help params: each parameter's row, from core/params.c" \
+check "numalot help params: each parameter's row, from core/policy/params.c" \
 	sh -c "'$N' help params | grep -qF '| \`hold_s\` | 5 | 0 | 0 to 86400 | s |'"
 "$D" --help >"$T/out" 2>"$T/err"
 check "numalotd --help: exit 0, its usage" test $? -eq 0 -a ! -s "$T/err" -a "$(head -1 "$T/out")" = "usage: numalotd [OPTIONS]"

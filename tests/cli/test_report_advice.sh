@@ -5,7 +5,7 @@
 # this 1-node, 2-CPU machine can show: all threads on one CPU (taskset),
 # more busy threads than CPUs, a multi-process program whose children
 # were not followed. The rules that need several NUMA nodes or SMT are
-# tested on hand-written reports in tests/unit/test_advice.c
+# tested on hand-written reports in tests/unit/digest/test_advice.c
 # (docs/advice.md, "Where each rule was tested").
 set -u
 N=${NUMALOT:-build/numalot}

@@ -8,7 +8,7 @@ B=$(realpath "${BUILD:-build}")
 echo 0 >/proc/sys/kernel/numa_balancing 2>/dev/null
 NUMALOT=$B/numalot WORKLOAD=$B/numalot-workload \
 	bash tests/cli/test_real_pages.sh
-# Page moves take the sampled (hot) pages first (tests/unit/test_hot.c;
+# Page moves take the sampled (hot) pages first (tests/unit/real/counters/test_hot.c;
 # its last case skips on one node, here it runs).
 if out=$("$B/tests/test_hot" 2>&1); then
 	echo "ok - page moves take a process's sampled hot pages first"

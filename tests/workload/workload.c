@@ -1,29 +1,7 @@
 /*
- * numalot-workload: a real multithreaded program for tests and the demo.
- *
- *   numalot-workload [--threads N] [--seconds S] [--mode
- * compute|memory|mixed|idle|sleep]
- *                    [--mem-mb M] [--late N] [--short N] [--exit-code K]
- *                    [--go-file F]
- *
- * Each thread runs for S seconds: compute (floating-point loop), memory
- * (strided walks over M MiB of its own), mixed (alternating every
- * 100 ms), idle (waking every 200 ms) or sleep (blocked until the end).
- * With memory of its own, the S seconds start once it has touched all of
- * it (where that is slow, as in a loaded emulated guest, the walks still
- * get their S seconds). --go-file F: each thread, its memory touched,
- * waits (idle) until F exists before its S seconds (a test starts
- * numalot on the process between the two).
- * --late N starts N more threads at S/2; --short N makes N of the
- * threads stop at S/4. Prints each thread's throughput and the total.
- *
- *   numalot-workload --kernel cg|mg|ep|ft|is [--threads N]
- *                    [--size small|medium|large|node|MIB]
- *                    [--init first-touch|master] [--iterations K]
- *                    [--inject-error] [--bind]
- *
- * A NAS-like kernel instead (kernels.h, README.md): it checks its own
- * result (exit 3 when wrong) and prints a figure of merit.
+ * numalot-workload: a real multithreaded program for tests and the demo,
+ * synthetic threads (--mode) or a NAS-like kernel (--kernel, kernels.h);
+ * its options and what each does: tests/workload/README.md.
  */
 #include <errno.h>
 #include <getopt.h>

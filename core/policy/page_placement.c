@@ -1,0 +1,417 @@
+/*
+ * numalot: page placement (docs/algorithms.md, "Memory follows threads"):
+ * the page moves that bring each process's pages to its busy threads'
+ * nodes, in the same shares. It plans; the engine applies (engine_pages.c).
+ */
+#include "page_placement.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "policy_priv.h"
+
+#define PAGE_BYTES 4096.0
+/* Threads on one node: at least this share of them on the same node. */
+#define SPAN_SHARE 0.8
+/* Once moving, a process's pages move until this share is misplaced. */
+#define STOP_MISPLACED 0.05
+/* Periods a latency-bound process's threads must have found no room on
+ * its pages' node before its pages follow them there. */
+#define CROWDED_PERIODS 3
+/* A process whose threads numalot moved within this many periods is still
+ * being placed: its pages wait. */
+#define MOVING_PERIODS 2.5
+/* At most this many seconds of page_rate in one step. */
+#define MAX_BUDGET_S 4.0
+/* Threads on fewer nodes than the pages by more than this (in effective
+ * nodes) would concentrate its memory. */
+#define SPREAD_SLACK 0.5
+/* A trial run is judged this many periods past its last move. */
+#define TRIAL_AFTER 3
+/* ...and undone when its throughput fell by more than this share: its
+ * undo only gives back the placement the process chose. */
+#define TRIAL_MARGIN 0.03
+
+struct shape {
+	double threads[NL_MAX_NODES]; /* busy threads by node */
+	double pages[NL_MAX_NODES];   /* its pages by node */
+	double nthreads, npages, tput, oi_sum;
+	int n_oi;
+	int cpu_share_only; /* some thread's throughput is its CPU share */
+	int moving;	    /* threads numalot moved in its last periods */
+};
+
+/* The process's threads, throughput and pages; 0, or -1 to skip it. */
+static int shape_of(const struct nl_pages_domain *dm, int pid, struct shape *sh)
+{
+	const struct nl_view *v = dm->v;
+	const struct nl_topology *topo = v->topo;
+	const struct nl_policy_params *pp = dm->params;
+	double now = v->now_s;
+
+	memset(sh, 0, sizeof(*sh));
+	for (int i = 0; i < v->nthreads; i++) {
+		const struct nl_view_thread *t = &v->threads[i];
+		if (t->pid != pid || !t->has_perf || t->cpu < 0 ||
+		    (t->has_share && t->cpu_share < pp->idle_share))
+			continue;
+		sh->threads[topo->cpu_node[t->cpu]]++;
+		sh->nthreads++;
+		sh->tput += t->tput;
+		sh->cpu_share_only |= !t->tput_ops;
+		sh->moving += t->moved_s >= 0 &&
+			      now - t->moved_s < MOVING_PERIODS * pp->period_s;
+		if (t->has_oi) {
+			sh->oi_sum += t->oi;
+			sh->n_oi++;
+		}
+	}
+	if (sh->nthreads == 0 || dm->read(dm->ctx, pid, sh->pages) < 0)
+		return -1;
+	for (int j = 0; j < topo->nnodes; j++)
+		sh->npages += sh->pages[j];
+	return sh->npages > 0 ? 0 : -1;
+}
+
+/* Ops/s of the other processes' busy threads on the nodes of mask: the
+ * threads whose memory a trial loads (-1: some have no op counts). */
+static double neighbours_tput(const struct nl_pages_domain *dm, int pid,
+			      unsigned long long mask)
+{
+	const struct nl_view *v = dm->v;
+	double sum = 0;
+	for (int i = 0; i < v->nthreads; i++) {
+		const struct nl_view_thread *t = &v->threads[i];
+		if (t->pid == pid || !t->has_perf || t->cpu < 0 ||
+		    !(mask >> v->topo->cpu_node[t->cpu] & 1) ||
+		    (t->has_share && t->cpu_share < dm->params->idle_share))
+			continue;
+		if (!t->tput_ops)
+			return -1;
+		sum += t->tput;
+	}
+	return sum;
+}
+
+/* How many nodes x[0..n) is spread over, in effect: (sum x)^2 / sum x^2
+ * (1 on one node, n when even). */
+static double spread_of(const double *x, int n)
+{
+	double s = 0, s2 = 0;
+	for (int j = 0; j < n; j++) {
+		s += x[j];
+		s2 += x[j] * x[j];
+	}
+	return s2 > 0 ? s * s / s2 : 0;
+}
+
+/* Share of its pages where its threads are, node by node: the sum over
+ * nodes of min(share of its pages, share of its threads). */
+static double locality(const struct shape *sh, int nnodes)
+{
+	double on = 0;
+	for (int j = 0; j < nnodes; j++)
+		on += fmin(sh->pages[j] / sh->npages,
+			   sh->threads[j] / sh->nthreads);
+	return on;
+}
+
+static int plan_pages(struct nl_plan *plan, int pid, int from, int to,
+		      double bytes, const char *reason)
+{
+	return nl_plan_add(plan, &(struct nl_action){.kind = NL_ACT_PAGES,
+						     .tid = -1,
+						     .other_tid = -1,
+						     .pid = pid,
+						     .from_cpu = from,
+						     .to_cpu = to,
+						     .bytes = bytes,
+						     .reason = reason});
+}
+
+/* The next move of a process moving its pages: from the node with most
+ * surplus to the one most short, until the budget is spent, the rounds
+ * are made or the shape is within STOP_MISPLACED. Appended, or none. */
+static int next_move(struct nl_page_state *pg, int pid, int n,
+		     struct nl_plan *plan)
+{
+	struct nl_page_step *ps = &pg->step;
+	int from = -1, to = -1;
+	double over = 0, under = 0;
+
+	if (ps->rounds >= n || ps->budget <= PAGE_BYTES)
+		return 0;
+	ps->rounds++;
+	if (pg->undoing) {
+		/* Back from the node that gained most to the one that lost
+		 * most, until the trial's moves are undone. */
+		for (int j = 0; j < n; j++) {
+			if (pg->trial_delta[j] > over) {
+				over = pg->trial_delta[j];
+				from = j;
+			}
+			if (-pg->trial_delta[j] > under) {
+				under = -pg->trial_delta[j];
+				to = j;
+			}
+		}
+		if (from < 0 || to < 0 || fmin(over, under) < PAGE_BYTES) {
+			ps->rounds = n;
+			pg->undoing = pg->trial = 0;
+			memset(pg->trial_delta, 0, sizeof(pg->trial_delta));
+			return 0;
+		}
+		ps->from = from;
+		ps->to = to;
+		return plan_pages(plan, pid, from, to,
+				  fmin(ps->budget, fmin(over, under)),
+				  "a trial that took its memory onto fewer "
+				  "nodes lost: undone");
+	}
+	for (int j = 0; j < n; j++) {
+		double want = ps->threads[j] / ps->nthreads,
+		       have = ps->pages[j] / ps->npages;
+		if (have - want > over) {
+			over = have - want;
+			from = j;
+		}
+		if (want - have > under) {
+			under = want - have;
+			to = j;
+		}
+	}
+	if (from < 0 || to < 0 || over < STOP_MISPLACED / n) {
+		ps->rounds = n;
+		return 0;
+	}
+	ps->from = from;
+	ps->to = to;
+	return plan_pages(
+		plan, pid, from, to,
+		fmin(ps->budget, fmin(over, under) * ps->npages * PAGE_BYTES),
+		"pages follow the threads");
+}
+
+int nl_pages_moved(const struct nl_pages_domain *dm, size_t k, double moved,
+		   struct nl_plan *plan)
+{
+	struct nl_page_state *pg = dm->procs[k].st;
+	struct nl_page_step *ps = &pg->step;
+
+	ps->pages[ps->from] -= moved / PAGE_BYTES;
+	ps->pages[ps->to] += moved / PAGE_BYTES;
+	ps->budget -= moved;
+	if (pg->trial) {
+		pg->trial_delta[ps->from] -= moved;
+		pg->trial_delta[ps->to] += moved;
+	}
+	return next_move(pg, dm->procs[k].pid, dm->v->topo->nnodes, plan);
+}
+
+/* CPUs of node not taken by busy threads of other processes: room for
+ * pid's threads there. */
+static int node_room(const struct nl_pages_domain *dm, int pid, int node)
+{
+	const struct nl_topology *topo = dm->v->topo;
+	int n = 0;
+	for (int c = 0; c < topo->ncpus; c++)
+		n += topo->cpu_node[c] == node;
+	for (int i = 0; i < dm->v->nthreads; i++) {
+		const struct nl_view_thread *t = &dm->v->threads[i];
+		if (t->pid != pid && t->cpu >= 0 &&
+		    topo->cpu_node[t->cpu] == node &&
+		    !(t->has_share && t->cpu_share < dm->params->idle_share))
+			n--;
+	}
+	return n;
+}
+
+static int main_node(const struct shape *sh, int nnodes)
+{
+	int data = 0;
+	for (int j = 1; j < nnodes; j++)
+		if (sh->pages[j] > sh->pages[data])
+			data = j;
+	return data;
+}
+
+/*
+ * Is p the process that keeps node `data` (of the processes of its domain
+ * whose pages are mostly there, the one with most busy threads; ties: the
+ * lowest pid)? The thread policy gathers that one's threads near the node
+ * (docs/algorithms.md, "Gathering"); the others' pages follow their
+ * threads.
+ */
+static int keeps_node(const struct nl_pages_domain *dm, size_t k,
+		      const struct shape *sh, int data)
+{
+	int n = dm->v->topo->nnodes, pid = dm->procs[k].pid;
+	for (size_t i = 0; i < dm->nprocs; i++) {
+		const struct nl_pages_proc *q = &dm->procs[i];
+		struct shape qs;
+		if (i == k || shape_of(dm, q->pid, &qs) < 0 ||
+		    main_node(&qs, n) != data)
+			continue;
+		if (qs.nthreads > sh->nthreads ||
+		    (qs.nthreads == sh->nthreads && q->pid < pid))
+			return 0;
+	}
+	return 1;
+}
+
+/* This step's moves of a process, from its shape now. */
+static int start_moves(struct nl_page_state *pg, const struct shape *sh,
+		       int pid, int n, double budget, struct nl_plan *plan)
+{
+	struct nl_page_step *ps = &pg->step;
+	memcpy(ps->pages, sh->pages, sizeof(ps->pages));
+	memcpy(ps->threads, sh->threads, sizeof(ps->threads));
+	ps->nthreads = sh->nthreads;
+	ps->npages = sh->npages;
+	ps->budget = budget;
+	ps->rounds = 0;
+	return next_move(pg, pid, n, plan);
+}
+
+int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
+		  struct nl_plan *plan)
+{
+	const struct nl_policy_params *pp = dm->params;
+	const struct nl_pages_proc *p = &dm->procs[k];
+	struct nl_page_state *pg = p->st;
+	int n = dm->v->topo->nnodes;
+	double now = dm->v->now_s;
+	struct shape sh;
+	double misplaced = 0, elapsed;
+
+	if (pg->refused || shape_of(dm, p->pid, &sh) < 0)
+		return 0;
+	if (!pg->loc_known) {
+		pg->loc_before = locality(&sh, n);
+		pg->loc_known = 1;
+	}
+	pg->loc_after = locality(&sh, n);
+	elapsed = pg->last_s > 0 ? now - pg->last_s : pp->period_s;
+	pg->last_s = now;
+	double budget = pp->page_rate * fmin(elapsed, MAX_BUDGET_S);
+	double nb =
+		pg->trial ? neighbours_tput(dm, p->pid, pg->trial_nodes) : 0;
+	if (pg->trial && !pg->undoing && !sh.cpu_share_only &&
+	    sh.nthreads >= 0.8 * pg->max_threads &&
+	    (sh.tput < (1 - TRIAL_MARGIN) * pg->trial_tput ||
+	     (nb >= 0 && pg->trial_nb > 0 &&
+	      nb < (1 - TRIAL_MARGIN) * pg->trial_nb))) {
+		pg->judge = 0;
+		pg->failed++;
+		pg->active = 0;
+		pg->undoing = 1;
+		pg->hold_until_s = now + pp->page_hold_s;
+		return start_moves(pg, &sh, p->pid, n, budget, plan);
+	}
+	if (pg->undoing)
+		return start_moves(pg, &sh, p->pid, n, budget, plan);
+	if (pg->judge) {
+		/* The move did not pay: not again for a while. Judged on
+		 * ops/s only: a CPU share says nothing of memory speed. */
+		pg->judge = 0;
+		if (!sh.cpu_share_only &&
+		    sh.tput < pp->undo_threshold * pg->tput_before) {
+			pg->failed++;
+			pg->hold_until_s = now + pp->page_hold_s;
+			return plan_pages(plan, p->pid, -1, -1, 0,
+					  "the process ran slower after its "
+					  "pages moved: not repeated soon");
+		}
+	}
+	if (now < pg->hold_until_s)
+		return 0;
+	/* Winding down (its threads ending): where the last few run says
+	 * nothing about where its pages should be. */
+	pg->max_threads = fmax(pg->max_threads, sh.nthreads);
+	if (sh.nthreads < 0.8 * pg->max_threads)
+		return 0;
+	/* Compute-bound: where its pages are hardly matters. */
+	if (pp->compute_oi > 0 && sh.n_oi > 0 &&
+	    sh.oi_sum / sh.n_oi > pp->compute_oi)
+		return 0;
+	/* Threads over several nodes: spreading its pages relieves a
+	 * bandwidth-bound process; a latency-bound one gains more from its
+	 * threads going to the pages (the thread policy) when they fit
+	 * there, beside the other processes' busy threads, so then its pages
+	 * stay. Unknown intensity (no PMU): treated as latency-bound. */
+	double most = 0, most_pages = 0;
+	int data = 0;
+	for (int j = 0; j < n; j++) {
+		most = fmax(most, sh.threads[j]);
+		if (sh.pages[j] > most_pages) {
+			most_pages = sh.pages[j];
+			data = j;
+		}
+	}
+	int bw = sh.n_oi > 0 && sh.oi_sum / sh.n_oi < pp->page_bw_oi;
+	/* Following threads that sit on fewer nodes than the pages puts
+	 * its memory behind fewer controllers: whether that pays only its
+	 * throughput can tell, so it is a trial, undone if it lost, and
+	 * never made without op counts (docs/algorithms.md, "Memory
+	 * follows threads"). */
+	int concentrates = spread_of(sh.threads, n) <
+			   spread_of(sh.pages, n) - SPREAD_SLACK;
+	if (concentrates && sh.cpu_share_only)
+		return 0;
+	/* Spread by bandwidth over threads numalot is still placing: where
+	 * they end up is not known yet. */
+	if (most < SPAN_SHARE * sh.nthreads && bw && sh.moving)
+		return 0;
+	if (most < SPAN_SHARE * sh.nthreads && !bw) {
+		/* Other processes' busy threads fill the pages' node: once
+		 * that has lasted, the pages go to the threads instead; not
+		 * while numalot still gathers its threads near them. */
+		if (sh.nthreads <= node_room(dm, p->pid, data) ||
+		    (sh.moving && keeps_node(dm, k, &sh, data))) {
+			pg->crowded = 0;
+			return 0;
+		}
+		if (++pg->crowded < CROWDED_PERIODS)
+			return 0;
+	}
+	for (int j = 0; j < n; j++)
+		misplaced += fmax(0, sh.pages[j] / sh.npages -
+					     sh.threads[j] / sh.nthreads);
+	/* Start past page_misplaced; once started, go on until nearly all
+	 * of it is where its threads are. */
+	if (misplaced < (pg->active ? STOP_MISPLACED : pp->page_misplaced)) {
+		pg->active = 0;
+		if (pg->trial > 0)
+			pg->trial--; /* judged TRIAL_AFTER periods past its run
+				      */
+		return 0;
+	}
+	if (!pg->active || !concentrates) {
+		pg->trial = concentrates ? TRIAL_AFTER : 0;
+		pg->trial_tput = sh.tput;
+		/* The nodes its pages go to, and who runs there. */
+		pg->trial_nodes = 0;
+		for (int j = 0; j < n && j < 64; j++)
+			if (sh.threads[j] / sh.nthreads >
+			    sh.pages[j] / sh.npages)
+				pg->trial_nodes |= 1ull << j;
+		pg->trial_nb = neighbours_tput(dm, p->pid, pg->trial_nodes);
+		memset(pg->trial_delta, 0, sizeof(pg->trial_delta));
+	}
+	pg->active = 1;
+	pg->tput_before = sh.tput;
+	return start_moves(pg, &sh, p->pid, n, budget, plan);
+}
+
+/* More busy threads than CPUs: the OS time-shares them, and where a
+ * thread runs says little about where its pages should be. */
+int nl_pages_wanted(const struct nl_pages_domain *dm)
+{
+	int busy = 0;
+	for (int i = 0; i < dm->v->nthreads; i++) {
+		const struct nl_view_thread *t = &dm->v->threads[i];
+		busy += t->cpu >= 0 && !(t->has_share &&
+					 t->cpu_share < dm->params->idle_share);
+	}
+	return busy <= dm->v->topo->ncpus;
+}

@@ -1,0 +1,496 @@
+/*
+ * Unit tests: page moves on the simulated node (the machine's move_pages),
+ * page placement's plan (core/policy/page_placement.c, docs/algorithms.md) and
+ * the engine applying it.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <string.h>
+
+#include "engine.h"
+#include "jsontext.h"
+#include "machine.h"
+#include "model.h"
+#include "page_placement.h"
+#include "scenario.h"
+#include "viewutil.h"
+
+#define MACHINE                                                                \
+	"'machine': {'topology': 'numa:2 core:4 pu:1', 'distances': "          \
+	"[[10, 20], [20, 10]], 'noise': 0}"
+
+static struct nl_scenario *parse(const char *text)
+{
+	struct nl_scenario *sc;
+	char err[512] = "";
+	if (nl_scenario_parse(json(text), "t.json", NULL, &sc, err,
+			      sizeof(err)) < 0)
+		fail_msg("scenario: %s", err);
+	return sc;
+}
+
+static double pages_on(struct nl_machine *m, int pid, int node)
+{
+	double p[NL_MAX_NODES] = {0};
+	assert_int_equal(m->ops->node_pages(m, pid, p), 0);
+	return p[node];
+}
+
+/* The operation itself: bytes moved, where the pages are after, what it
+ * refuses, and the threads waiting for the copy. */
+static void model_moves_pages(void **state)
+{
+	struct nl_scenario *sc = parse(
+		"{" MACHINE ", 'processes': [{'kind': 'stream', 'threads': 2, "
+		"'placement': 'node:0', 'mem_bytes': 64e6}, {'kind': 'stream', "
+		"'threads': 2, 'membind': 0, 'mem_bytes': 64e6}, {'kind': "
+		"'stream', 'threads': 2, 'interleave': '0-1', 'mem_bytes': "
+		"64e6}]}");
+	struct nl_machine *m;
+	char err[256];
+	double moved, before0, before1;
+
+	(void)state;
+	assert_int_equal(nl_sim_create(sc, 1, &m, err, sizeof(err)), 0);
+	m->ops->wait(m, 0.01);
+	before0 = pages_on(m, 1000, 0);
+	before1 = pages_on(m, 1000, 1);
+	assert_true(before0 > 0 && before1 == 0);
+	assert_int_equal(m->ops->move_pages(m, 1000, 0, 1, 32e6, 0, &moved), 0);
+	assert_true(moved > 31.9e6 && moved <= 32e6);
+	assert_true(pages_on(m, 1000, 1) * 4096 > 31.9e6);
+	assert_true(pages_on(m, 1000, 0) < before0);
+	/* Its threads wait for the copy. */
+	struct nl_model *md = nl_sim_model(m);
+	assert_true(nl_model_thread(md, 1000)->stall_s > 0);
+	/* At most what is there. */
+	assert_int_equal(m->ops->move_pages(m, 1000, 0, 1, 1e12, 0, &moved), 0);
+	assert_true(pages_on(m, 1000, 0) < 1e-6);
+	/* Bound by its own policy, bad nodes, unknown process. */
+	assert_int_equal(m->ops->move_pages(m, 2000, 0, 1, 1e6, 0, &moved),
+			 -EPERM);
+	assert_true(moved == 0);
+	/* Bound: refused even when interleaving may be improved. */
+	assert_int_equal(
+		m->ops->move_pages(m, 2000, 0, 1, 1e6, NL_PAGES_SOFT, &moved),
+		-EPERM);
+	/* Interleaved: left as asked, unless numalot may improve it. */
+	assert_int_equal(m->ops->move_pages(m, 3000, 0, 1, 1e6, 0, &moved),
+			 -EPERM);
+	before1 = pages_on(m, 3000, 1);
+	assert_int_equal(
+		m->ops->move_pages(m, 3000, 0, 1, 8e6, NL_PAGES_SOFT, &moved),
+		0);
+	assert_true(moved > 7.9e6 && moved <= 8e6);
+	assert_true((pages_on(m, 3000, 1) - before1) * 4096 > 7.9e6);
+	assert_int_equal(m->ops->move_pages(m, 1000, 0, 2, 1e6, 0, &moved),
+			 -EINVAL);
+	assert_int_equal(m->ops->move_pages(m, 7000, 0, 1, 1e6, 0, &moved),
+			 -ESRCH);
+	nl_machine_destroy(m);
+	nl_scenario_free(sc);
+}
+
+struct run {
+	double makespan;
+	double moved; /* bytes, from the report */
+	double loc_before, loc_after;
+	int page_events;
+	double one_half; /* the least, over processes, of the share of its
+			    threads' time on one half of the nodes */
+};
+
+/* Over report r's threads: for each process, the share of its threads'
+ * time on the first or the second half of the nodes, whichever is more;
+ * the least over processes. */
+static double least_one_half(struct json_object *r)
+{
+	struct json_object *th, *v;
+	double lo[16] = {0}, all[16] = {0}, least = 1;
+	int pids[16], np = 0;
+	assert_true(json_object_object_get_ex(r, "threads", &th));
+	for (size_t i = 0; i < json_object_array_length(th); i++) {
+		struct json_object *t = json_object_array_get_idx(th, i);
+		int k = 0, pid, nn;
+		json_object_object_get_ex(t, "pid", &v);
+		pid = json_object_get_int(v);
+		while (k < np && pids[k] != pid)
+			k++;
+		if (k == np && np < 16)
+			pids[np++] = pid;
+		if (k == 16)
+			continue;
+		json_object_object_get_ex(t, "time_per_node_s", &v);
+		nn = (int)json_object_array_length(v);
+		for (int j = 0; j < nn; j++) {
+			double s = json_object_get_double(
+				json_object_array_get_idx(v, (size_t)j));
+			all[k] += s;
+			lo[k] += j < nn / 2 ? s : 0;
+		}
+	}
+	for (int k = 0; k < np; k++)
+		if (all[k] > 0 && fmax(lo[k], all[k] - lo[k]) / all[k] < least)
+			least = fmax(lo[k], all[k] - lo[k]) / all[k];
+	return least;
+}
+
+/* Moves cut short: every move that moved something then says the
+ * process is gone, as a real move does when the process ends mid-way. */
+static int cut_short;
+static int (*model_move)(struct nl_machine *, int, int, int, double, int,
+			 double *);
+static struct nl_machine_ops cut_ops;
+
+static int move_then_gone(struct nl_machine *m, int pid, int from, int to,
+			  double max_bytes, int flags, double *moved)
+{
+	int rc = model_move(m, pid, from, to, max_bytes, flags, moved);
+	return rc == 0 && *moved > 0 ? -ESRCH : rc;
+}
+
+static void run_keep(const char *path, int pages, int keep, struct run *out)
+{
+	struct nl_scenario *sc;
+	struct nl_machine *m;
+	struct nl_engine *e;
+	struct nl_policy_params p;
+	const struct nl_process_info *pi;
+	size_t n;
+	char err[512];
+
+	memset(out, 0, sizeof(*out));
+	if (nl_scenario_load(path, &sc, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(nl_sim_create(sc, 1, &m, err, sizeof(err)), 0);
+	if (cut_short) {
+		cut_ops = *m->ops;
+		model_move = m->ops->move_pages;
+		cut_ops.move_pages = move_then_gone;
+		m->ops = &cut_ops;
+	}
+	nl_policy_params_default(&p);
+	p.pages = pages;
+	p.keep_bindings = keep;
+	assert_int_equal(nl_engine_create(m, &e), 0);
+	assert_int_equal(
+		nl_engine_add_domain(e, 0, "j", NL_POLICY_IMAR2, &p, 1), 0);
+	assert_int_equal(m->ops->processes(m, &pi, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(nl_engine_add_process(e, pi[i].pid, 0), 0);
+	assert_int_equal(nl_engine_run(e), 0);
+	assert_int_equal(m->ops->processes(m, &pi, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (pi[i].end_s > out->makespan)
+			out->makespan = pi[i].end_s;
+	struct json_object *r = nl_engine_report(e, 0), *x, *pg, *v;
+	assert_true(json_object_object_get_ex(r, "processes", &x));
+	for (size_t i = 0; i < json_object_array_length(x); i++) {
+		assert_true(json_object_object_get_ex(
+			json_object_array_get_idx(x, i), "pages", &pg));
+		json_object_object_get_ex(pg, "moved_bytes", &v);
+		out->moved += json_object_get_double(v);
+		json_object_object_get_ex(pg, "locality_before", &v);
+		out->loc_before += json_object_get_double(v) / 2;
+		json_object_object_get_ex(pg, "locality_after", &v);
+		out->loc_after += json_object_get_double(v) / 2;
+	}
+	out->one_half = least_one_half(r);
+	assert_true(json_object_object_get_ex(r, "events", &x));
+	for (size_t i = 0; i < json_object_array_length(x); i++) {
+		json_object_object_get_ex(json_object_array_get_idx(x, i),
+					  "kind", &v);
+		out->page_events +=
+			strcmp(json_object_get_string(v), "pages") == 0;
+	}
+	json_object_put(r);
+	nl_engine_free(e);
+	nl_machine_destroy(m);
+	nl_scenario_free(sc);
+}
+
+static void run(const char *path, int pages, struct run *out)
+{
+	run_keep(path, pages, 0, out);
+}
+
+/* A latency-bound process bound to node 0 (--cpunodebind) whose memory
+ * it interleaved over both nodes: a starting placement when bindings are
+ * free (its pages come to its threads, and it runs faster), left as asked
+ * when they are kept. */
+static void engine_improves_interleaved_memory(void **state)
+{
+	static const char *const path =
+		"etc/scenarios/set/paper-interleave-n2-1p.json";
+	struct run on, off, keep;
+	(void)state;
+	run(path, 1, &on);
+	run(path, 0, &off);
+	run_keep(path, 1, 1, &keep);
+	assert_true(on.moved > 0 && on.page_events > 0);
+	assert_true(on.makespan < 0.95 * off.makespan);
+	assert_true(keep.moved == 0);
+	assert_true(keep.makespan > 0.99 * off.makespan);
+}
+
+/* Two bandwidth-bound processes, each with all its data on one node and
+ * threads on all four: their pages spread, and they run faster. */
+static void engine_spreads_concentrated_pages(void **state)
+{
+	struct run on, off;
+	(void)state;
+	run("etc/scenarios/set/n4-mg16-mg16-master.json", 1, &on);
+	run("etc/scenarios/set/n4-mg16-mg16-master.json", 0, &off);
+	assert_true(off.moved == 0 && off.page_events == 0);
+	assert_true(on.moved > 1e9);
+	assert_true(on.page_events > 0);
+	assert_true(on.loc_before < 0.3 && on.loc_after > 0.9);
+	assert_true(on.makespan < 0.9 * off.makespan);
+}
+
+/* Two latency-bound processes of 32 threads, both with all their data on
+ * node 0 of a machine of two sockets of four nodes: the one that keeps
+ * node 0 gathers on its socket, the other goes to the other socket, and
+ * each one's pages follow its threads there (docs/algorithms.md,
+ * "Gathering"). Without page moves the second stays across the sockets
+ * from its data. */
+static void engine_gathers_on_sockets(void **state)
+{
+	static const char *const path =
+		"etc/scenarios/set/n8-cg32-cg32-master.json";
+	struct run on, off;
+	(void)state;
+	run(path, 1, &on);
+	run(path, 0, &off);
+	assert_true(on.one_half > 0.9);
+	assert_true(on.moved > 1e9);
+	assert_true(on.makespan < 0.85 * off.makespan);
+}
+
+/* A move that stopped early (the process ended mid-way) still counts
+ * what it moved, in the report's bytes and events. */
+static void engine_counts_moves_cut_short(void **state)
+{
+	struct run on;
+	(void)state;
+	cut_short = 1;
+	run("etc/scenarios/set/n4-mg16-mg16-master.json", 1, &on);
+	cut_short = 0;
+	assert_true(on.moved > 0);
+	assert_true(on.page_events > 0);
+}
+
+/* First-touch data already where the threads are: nothing moves. */
+static void engine_leaves_local_pages(void **state)
+{
+	struct run on;
+	(void)state;
+	run("etc/scenarios/set/n4-ft32.json", 1, &on);
+	assert_true(on.moved == 0);
+}
+
+static struct json_object *get(struct json_object *o, const char *k)
+{
+	struct json_object *v = NULL;
+	assert_true(json_object_object_get_ex(o, k, &v));
+	return v;
+}
+
+/* Pages by pid for the planner: all on one node, counted per read. */
+struct fixed_pages {
+	int pid[4], node[4], n, reads;
+	double pages;
+};
+
+static int read_fixed(void *ctx, int pid, double *pages)
+{
+	struct fixed_pages *f = ctx;
+	f->reads++;
+	for (int i = 0; i < f->n; i++)
+		if (f->pid[i] == pid) {
+			memset(pages, 0, sizeof(double) * NL_MAX_NODES);
+			pages[f->node[i]] = f->pages;
+			return 0;
+		}
+	return -ESRCH;
+}
+
+static struct nl_view_thread *busy(struct vu *u, int tid, int pid, int cpu)
+{
+	struct nl_view_thread *t = vu_add(u, tid, pid, cpu, 1);
+	t->moved_s = -1;
+	t->tput = 1e6;
+	t->tput_ops = 1;
+	return t;
+}
+
+static void assert_move(const struct nl_action *a, int pid, int from, int to,
+			double pages)
+{
+	assert_int_equal(a->kind, NL_ACT_PAGES);
+	assert_int_equal(a->tid, -1);
+	assert_int_equal(a->pid, pid);
+	assert_int_equal(a->from_cpu, from);
+	assert_int_equal(a->to_cpu, to);
+	assert_true(fabs(a->bytes - pages * 4096) < 1);
+}
+
+/* Page placement is a plan: from a view and the pages' locations alone
+ * (no machine), the moves to make, one at a time, each from where the
+ * ones before left the pages (as much as they moved). */
+static void placement_plans_without_a_machine(void **state)
+{
+	struct vu u;
+	struct nl_policy_params p;
+	struct nl_page_state st[3];
+	struct nl_pages_proc procs[3] = {
+		{100, &st[0]}, {200, &st[1]}, {300, &st[2]}};
+	struct fixed_pages f = {.pid = {100, 200, 300},
+				.node = {0, 2, 0},
+				.n = 3,
+				.pages = 1e5};
+	struct nl_plan plan;
+	(void)state;
+	memset(st, 0, sizeof(st));
+	nl_policy_params_default(&p);
+	p.page_rate = 1e12; /* the budget does not bind */
+	vu_init(&u, "numa:3 core:2 pu:1");
+	/* 100: its threads on node 1, its pages on node 0. */
+	busy(&u, 101, 100, 2);
+	busy(&u, 102, 100, 3);
+	/* 200: local already. */
+	busy(&u, 201, 200, 4);
+	/* 300: bandwidth-bound, over nodes 1 and 2, pages on node 0. */
+	busy(&u, 301, 300, 3);
+	busy(&u, 302, 300, 5);
+	u.t[3].has_oi = u.t[4].has_oi = 1;
+	u.t[3].oi = u.t[4].oi = 0.1;
+	struct nl_pages_domain dm = {.params = &p,
+				     .v = vu_view(&u, 10),
+				     .procs = procs,
+				     .nprocs = 3,
+				     .read = read_fixed,
+				     .ctx = &f};
+	nl_plan_init(&plan);
+	assert_true(nl_pages_wanted(&dm));
+	for (size_t k = 0; k < 3; k++)
+		assert_int_equal(nl_pages_plan(&dm, k, &plan), 0);
+	assert_int_equal(f.reads, 3);
+	assert_int_equal(plan.n, 2);
+	assert_move(&plan.actions[0], 100, 0, 1, 1e5);
+	/* 300: half of them to each of its threads' nodes, node 1 first. */
+	assert_move(&plan.actions[1], 300, 0, 1, 0.5e5);
+	/* 100's went in full: nothing more for it. */
+	assert_int_equal(nl_pages_moved(&dm, 0, 1e5 * 4096, &plan), 0);
+	assert_int_equal(plan.n, 2);
+	/* Only a quarter of them moved: the next move is from what is left
+	 * where; then the rest to node 1; then nothing (balanced). */
+	assert_int_equal(nl_pages_moved(&dm, 2, 0.25e5 * 4096, &plan), 0);
+	assert_int_equal(plan.n, 3);
+	assert_move(&plan.actions[2], 300, 0, 2, 0.5e5);
+	assert_int_equal(nl_pages_moved(&dm, 2, 0.5e5 * 4096, &plan), 0);
+	assert_int_equal(plan.n, 4);
+	assert_move(&plan.actions[3], 300, 0, 1, 0.25e5);
+	assert_int_equal(nl_pages_moved(&dm, 2, 0.25e5 * 4096, &plan), 0);
+	assert_int_equal(plan.n, 4);
+	/* Planning moved nothing and counted nothing moved: the engine
+	 * does, as it applies the plan. */
+	for (int k = 0; k < 3; k++)
+		assert_true(st[k].bytes == 0 && st[k].moves == 0 &&
+			    !st[k].judge);
+	/* More busy threads than CPUs: nothing to do. */
+	for (int i = 0; i < 2; i++)
+		busy(&u, 400 + i, 400, i);
+	dm.v = vu_view(&u, 10);
+	assert_false(nl_pages_wanted(&dm));
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/* A dry run shows page moves: the engine applies page placement's plan
+ * through the machine, so the dry-run machine sees each move, in the
+ * plan's order, as the journal has it, and the model's pages stay. */
+static void dry_run_lists_page_moves(void **state)
+{
+	struct nl_scenario *sc;
+	struct nl_machine *m, *dry;
+	struct nl_engine *e;
+	struct nl_policy_params p;
+	const struct nl_process_info *pi;
+	size_t n, k = 0, moves = 0;
+	char err[512];
+	(void)state;
+	if (nl_scenario_load("etc/scenarios/set/n4-mg16-mg16-master.json", &sc,
+			     err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(nl_sim_create(sc, 1, &m, err, sizeof(err)), 0);
+	assert_int_equal(nl_dryrun_create(m, &dry), 0);
+	nl_policy_params_default(&p);
+	p.pages = 1;
+	assert_int_equal(nl_engine_create(dry, &e), 0);
+	assert_int_equal(
+		nl_engine_add_domain(e, 0, "j", NL_POLICY_IMAR2, &p, 1), 0);
+	assert_int_equal(dry->ops->processes(dry, &pi, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(nl_engine_add_process(e, pi[i].pid, 0), 0);
+	assert_int_equal(nl_engine_run(e), 0);
+	struct json_object *r = nl_engine_report(e, 0), *x, *v;
+	assert_true(json_object_object_get_ex(r, "events", &x));
+	for (size_t i = 0; i < json_object_array_length(x); i++) {
+		struct json_object *ev = json_object_array_get_idx(x, i);
+		int pid, from, to;
+		double bytes;
+		json_object_object_get_ex(ev, "kind", &v);
+		if (strcmp(json_object_get_string(v), "pages") != 0 ||
+		    !json_object_object_get_ex(ev, "from_node", &v))
+			continue;
+		/* The next page move the machine was asked for. */
+		while (k < nl_dryrun_count(dry) &&
+		       strncmp(nl_dryrun_entry(dry, k), "pages ", 6) != 0)
+			k++;
+		assert_true(k < nl_dryrun_count(dry));
+		assert_int_equal(sscanf(nl_dryrun_entry(dry, k++),
+					"pages %d %d %d %lf", &pid, &from, &to,
+					&bytes),
+				 4);
+		assert_int_equal(pid, json_object_get_int(get(ev, "pid")));
+		assert_int_equal(from, json_object_get_int(v));
+		assert_int_equal(to, json_object_get_int(get(ev, "to_node")));
+		assert_true(fabs(bytes -
+				 json_object_get_double(get(ev, "bytes"))) < 1);
+		moves++;
+	}
+	/* Several moves, and none the journal does not have. */
+	assert_true(moves > 1);
+	while (k < nl_dryrun_count(dry))
+		assert_true(strncmp(nl_dryrun_entry(dry, k++), "pages ", 6));
+	/* The machine behind it moved no page. */
+	assert_true(nl_sim_model(m)->pages_moved_bytes == 0);
+	json_object_put(r);
+	nl_engine_free(e);
+	nl_machine_destroy(dry);
+	nl_machine_destroy(m);
+	nl_scenario_free(sc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(model_moves_pages),
+		cmocka_unit_test(engine_spreads_concentrated_pages),
+		cmocka_unit_test(engine_leaves_local_pages),
+		cmocka_unit_test(engine_improves_interleaved_memory),
+		cmocka_unit_test(engine_gathers_on_sockets),
+		cmocka_unit_test(engine_counts_moves_cut_short),
+		cmocka_unit_test(placement_plans_without_a_machine),
+		cmocka_unit_test(dry_run_lists_page_moves),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
