@@ -2,6 +2,7 @@
 # numalot-workload --kernel: each NAS-like kernel at the small size, with
 # first-touch and master-initialised data, verifies its result and prints
 # its figure of merit; with an error injected its check fails (exit 3).
+# And the synthetic walkers' --init master and --start-file.
 set -u
 W=${WORKLOAD:-build/numalot-workload}
 N=${NUMALOT:-build/numalot}
@@ -54,6 +55,34 @@ check "a bad --init: exit 2" sh -c "[ $rc -eq 2 ] && grep -q -- '--init is first
 "$W" --help >"$T/out" 2>&1
 check "--help: exit 0, the kernels and sizes told" \
 	sh -c "[ $? -eq 0 ] && grep -q '^  is  bucket sort' '$T/out' && grep -q '^sizes: small 4 MiB' '$T/out'"
+# The synthetic walkers: --start-file holds the whole program (one task,
+# no memory touched) until the file exists; --init master makes the main
+# thread touch every walker's memory and then walk as thread 0 (2 tasks
+# for 2 walkers, not 3).
+"$W" --threads 2 --mode memory --mem-mb 8 --seconds 2 --init master \
+	--start-file "$T/start" >"$T/out" 2>&1 &
+wp=$!
+sleep 0.5
+held=$(ls /proc/$wp/task | wc -l)
+rss=$(awk '/^VmRSS:/ {print $2}' /proc/$wp/status)
+touch "$T/start"
+tasks=0
+for _ in $(seq 15); do
+	n=$(ls /proc/$wp/task 2>/dev/null | wc -l)
+	[ "$n" -gt "$tasks" ] && tasks=$n
+	sleep 0.1
+done
+wait $wp
+check "--start-file: one task and less than 8 MiB resident until it exists ($held, $rss kB)" \
+	test "$held" -eq 1 -a "$rss" -lt 8192
+check "--init master: the main thread is walker 0 (at most 2 tasks for 2 walkers, saw $tasks)" \
+	test "$tasks" -eq 2
+check "--init master: both walkers report" \
+	sh -c "grep -q '^thread 1: ' '$T/out' && grep -q '^workload: 2 threads' '$T/out'"
+"$W" --mode memory --init master --late 1 >"$T/out" 2>&1
+rc=$?
+check "--init master with --late: exit 2, named" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'no --late' '$T/out'"
 # Under numalot run: its exit status passes through (3 when wrong).
 "$N" run --policy=monitor -- "$W" --kernel ep --threads 2 --inject-error >"$T/out" 2>&1
 check "under numalot run a failed check is still exit 3" test $? -eq 3

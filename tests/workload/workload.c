@@ -22,6 +22,7 @@ struct worker {
 	double seconds;
 	enum mode mode;
 	size_t bytes;
+	unsigned char *buf; /* touched by the main thread (--init master) */
 	double ops;
 	volatile double sink;
 };
@@ -54,16 +55,22 @@ static double memory_burst(struct worker *w, unsigned char *buf, size_t *pos)
 	return 50000;
 }
 
-/* --go-file, or NULL. */
-static const char *go_file;
+/* --go-file, --start-file, or NULL. */
+static const char *go_file, *start_file;
+
+/* Until file exists (NULL: at once). */
+static double wait_for(const char *file)
+{
+	struct timespec ts = {0, 50 * 1000 * 1000};
+	while (file && access(file, F_OK) != 0)
+		nanosleep(&ts, NULL);
+	return now_s();
+}
 
 /* Until the --go-file exists (none: at once); the S seconds start then. */
 static double go_time(void)
 {
-	struct timespec ts = {0, 50 * 1000 * 1000};
-	while (go_file && access(go_file, F_OK) != 0)
-		nanosleep(&ts, NULL);
-	return now_s();
+	return wait_for(go_file);
 }
 
 static void *run(void *arg)
@@ -95,10 +102,14 @@ static void *run(void *arg)
 		return NULL;
 	}
 	if (w->mode != COMPUTE) {
-		buf = malloc(w->bytes);
-		if (!buf)
-			return NULL;
-		memset(buf, 1, w->bytes); /* first touch: pages on this node */
+		buf = w->buf;
+		if (!buf) {
+			buf = malloc(w->bytes);
+			if (!buf)
+				return NULL;
+			/* first touch: pages on this node */
+			memset(buf, 1, w->bytes);
+		}
 		start = go_time();
 		end = start + w->seconds;
 	}
@@ -111,14 +122,19 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* w ready for run(); its thread started unless here (the main thread). */
 static int start(struct worker *w, int id, double seconds, enum mode m,
-		 size_t bytes)
+		 size_t bytes, int here)
 {
+	unsigned char *buf = w->buf;
 	memset(w, 0, sizeof(*w));
+	w->buf = buf;
 	w->id = id;
 	w->seconds = seconds;
 	w->mode = m;
 	w->bytes = bytes;
+	if (here)
+		return 0;
 	if (m == IDLE || m == SLEEP) { /* many of them: small stacks */
 		pthread_attr_t a;
 		pthread_attr_init(&a);
@@ -153,6 +169,8 @@ static void usage(FILE *f)
 		"compute|memory|mixed|idle|sleep]\n"
 		"                        [--mem-mb M] [--late N] [--short N] "
 		"[--exit-code K] [--go-file F]\n"
+		"                        [--start-file F] "
+		"[--init first-touch|master]\n"
 		"       numalot-workload --kernel cg|mg|ep|ft|is [--threads N] "
 		"[--size small|medium|large|node|MIB]\n"
 		"                        [--init first-touch|master] "
@@ -187,6 +205,7 @@ int main(int argc, char **argv)
 		{"exit-code", required_argument, NULL, 'x'},
 		{"mode", required_argument, NULL, 'M'},
 		{"go-file", required_argument, NULL, 'g'},
+		{"start-file", required_argument, NULL, 'F'},
 		{"kernel", required_argument, NULL, 'K'},
 		{"size", required_argument, NULL, 'z'},
 		{"init", required_argument, NULL, 'i'},
@@ -226,6 +245,9 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			go_file = optarg;
+			break;
+		case 'F':
+			start_file = optarg;
 			break;
 		case 'K':
 			kernel = wk_find(optarg);
@@ -297,32 +319,52 @@ int main(int argc, char **argv)
 		return wk_main(kernel, (int)threads, (int)iterations, master,
 			       inject, bind, bytes_k, size);
 	}
+	wait_for(start_file);
 	int n = (int)threads, nl = (int)late, total = n + nl;
+	/* The main thread is thread 0 (an OpenMP master). */
+	int own = master && mode != COMPUTE && mode != IDLE && mode != SLEEP;
+	if (own && nl) {
+		fprintf(stderr, "numalot-workload: --init master makes the "
+				"main thread a worker: no --late\n");
+		return 2;
+	}
 	struct worker *w = calloc((size_t)total, sizeof(*w));
 	size_t bytes = (size_t)(mem_mb * 1048576);
 	double t0 = now_s();
 	if (!w)
 		return 1;
+	/* A serial initialisation: every page on the main thread's node. */
+	for (int i = 0; own && i < total; i++) {
+		w[i].buf = malloc(bytes);
+		if (!w[i].buf) {
+			perror("numalot-workload: malloc");
+			return 1;
+		}
+		memset(w[i].buf, 1, bytes);
+	}
 	for (int i = 0; i < n; i++)
 		if (start(&w[i], i, i < (int)shorter ? seconds / 4 : seconds,
-			  mode, bytes)) {
+			  mode, bytes, own && i == 0)) {
 			perror("numalot-workload: pthread_create");
 			return 1;
 		}
+	if (own)
+		run(&w[0]);
 	if (nl) {
 		struct timespec ts = {
 			(time_t)(seconds / 2),
 			(long)((seconds / 2 - (time_t)(seconds / 2)) * 1e9)};
 		nanosleep(&ts, NULL);
 		for (int i = n; i < total; i++)
-			if (start(&w[i], i, seconds / 2, mode, bytes)) {
+			if (start(&w[i], i, seconds / 2, mode, bytes, 0)) {
 				perror("numalot-workload: pthread_create");
 				return 1;
 			}
 	}
 	double sum = 0;
 	for (int i = 0; i < total; i++) {
-		pthread_join(w[i].th, NULL);
+		if (!(own && i == 0))
+			pthread_join(w[i].th, NULL);
 		printf("thread %d: %.1f Mops/s\n", i,
 		       w[i].ops / w[i].seconds / 1e6);
 		sum += w[i].ops;
