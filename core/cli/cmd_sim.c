@@ -1,6 +1,7 @@
 /* numalot sim: run a scenario on the simulated NUMA node. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "cli.h"
 #include "engine.h"
 #include "machine.h"
+#include "model.h"
 #include "run.h"
 #include "scenario.h"
 
@@ -23,7 +25,7 @@ struct sim_args {
 	const char *machine; /* --machine=FILE */
 	enum nl_run_kind run;
 	uint64_t seed;
-	struct nl_run_opts o;
+	struct nl_run_opts o; /* o.trace: --timeline's samples */
 };
 
 /* 0 parsed, 1 --help given (usage printed), -1 bad (error printed). */
@@ -35,6 +37,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 		{"counters", required_argument, NULL, 'c'},
 		{"seed", required_argument, NULL, 's'},
 		{"report", required_argument, NULL, 'r'},
+		{"timeline", required_argument, NULL, 't'},
 		NL_ARGS_HELP,
 		{0}};
 	int c;
@@ -65,6 +68,20 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 		case 'r':
 			a->report = optarg;
 			break;
+		case 't': {
+			char *end;
+			errno = 0;
+			a->o.trace_s = strtod(optarg, &end);
+			if (!*optarg || *end || errno || !(a->o.trace_s > 0) ||
+			    a->o.trace_s > 3600) {
+				nl_cli_error(CMD,
+					     "--timeline wants seconds above 0 "
+					     "(at most 3600), not \"%s\"",
+					     optarg);
+				return -1;
+			}
+			break;
+		}
 		case 'h':
 			nl_cli_usage(CMD, stdout);
 			return 1;
@@ -88,6 +105,14 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 		nl_cli_error(CMD, "usage: numalot sim SCENARIO.json "
 				  "[--policy=P] [--os=MODE] [--seed=N] "
 				  "[--report=FILE] [--param KEY=VALUE ...]");
+		return -1;
+	}
+	if (a->o.trace_s > 0 &&
+	    (a->run == NL_RUN_BEST_STATIC || a->run == NL_RUN_IDEAL_LOCALITY)) {
+		nl_cli_error(CMD,
+			     "--timeline is for a policy and the linux "
+			     "baselines (%s runs many placements)",
+			     nl_run_name(a->run));
 		return -1;
 	}
 	if (a->o.os_set &&
@@ -183,9 +208,50 @@ static struct json_object *with_ceilings(struct json_object *r,
 	return r;
 }
 
+/* From the timeline: when each process was first 90% local. */
+static void print_timeline(const struct nl_scenario *sc,
+			   struct json_object *list)
+{
+	struct nl_scenario_proc sp;
+
+	for (int i = 0; nl_scenario_proc(sc, i, &sp) == 0; i++) {
+		double first = -1, last = -1, t90 = -1;
+		for (size_t k = 0; k < json_object_array_length(list); k++) {
+			struct json_object *s =
+				json_object_array_get_idx(list, k);
+			struct json_object *ps, *t, *v;
+			json_object_object_get_ex(s, "processes", &ps);
+			json_object_object_get_ex(s, "t", &t);
+			for (size_t j = 0; j < json_object_array_length(ps);
+			     j++) {
+				struct json_object *o, *pid;
+				o = json_object_array_get_idx(ps, j);
+				json_object_object_get_ex(o, "pid", &pid);
+				if (json_object_get_int(pid) != sp.pid)
+					continue;
+				json_object_object_get_ex(o, "locality", &v);
+				last = json_object_get_double(v);
+				if (first < 0)
+					first = last;
+				if (t90 < 0 && last >= 0.9)
+					t90 = json_object_get_double(t);
+			}
+		}
+		if (first < 0)
+			continue;
+		printf("%s: locality %.0f%% first, %.0f%% last", sp.name,
+		       100 * first, 100 * last);
+		if (t90 >= 0)
+			printf(", 90%% local at %.2f s\n", t90);
+		else
+			printf(", never 90%% local\n");
+	}
+}
+
 static int write_engine_report(const struct nl_scenario *sc,
 			       struct nl_engine *e, const char *path,
-			       const int *jobs, size_t njobs)
+			       const int *jobs, size_t njobs,
+			       struct json_object *timeline)
 {
 	struct json_object *r;
 	int rc;
@@ -202,6 +268,9 @@ static int write_engine_report(const struct nl_scenario *sc,
 					      sc));
 		json_object_object_add(r, "reports", list);
 	}
+	if (timeline) /* the machine's, beside the policy's report */
+		json_object_object_add(r, "timeline",
+				       json_object_get(timeline));
 	rc = nl_cli_write_json(CMD, path, r);
 	json_object_put(r);
 	return rc;
@@ -248,8 +317,11 @@ static int sim_engine(const struct nl_scenario *sc, const struct sim_args *a,
 	       r.makespan_s, tot.periods, tot.migrations, tot.swaps,
 	       tot.rollbacks, tot.skips);
 	print_os_line(&r);
+	if (a->o.trace)
+		print_timeline(sc, a->o.trace);
 	status = NL_EXIT_OK;
-	if (a->report && write_engine_report(sc, e, a->report, jobs, njobs) < 0)
+	if (a->report &&
+	    write_engine_report(sc, e, a->report, jobs, njobs, a->o.trace) < 0)
 		status = NL_EXIT_FAIL;
 out:
 	nl_run_result_free(&r);
@@ -280,6 +352,9 @@ static int write_baseline_report(const struct nl_scenario *sc,
 		json_object_array_add(place,
 				      json_object_new_int(r->final_cpu[x]));
 	json_object_object_add(o, "final_cpu", place);
+	if (a->o.trace)
+		json_object_object_add(o, "timeline",
+				       json_object_get(a->o.trace));
 	rc = nl_cli_write_json(CMD, a->report, o);
 	json_object_put(o);
 	return rc;
@@ -290,8 +365,9 @@ static int sim_baseline(const struct nl_scenario *sc, const struct sim_args *a)
 	struct nl_runs *rs = NULL;
 	const struct nl_run_result *r;
 	char err[1024] = "";
-	int rc = nl_runs_create(sc, a->seed, &a->o, &rs), status = NL_EXIT_OK;
+	int rc, status = NL_EXIT_OK;
 
+	rc = nl_runs_create(sc, a->seed, &a->o, &rs);
 	if (rc == 0)
 		rc = nl_runs_get(rs, a->run, &r, err, sizeof(err));
 	if (rc < 0) {
@@ -304,6 +380,8 @@ static int sim_baseline(const struct nl_scenario *sc, const struct sim_args *a)
 	printf("makespan_s %.3f  mean_completion_s %.3f\n", r->makespan_s,
 	       r->mean_completion_s);
 	print_os_line(r);
+	if (a->o.trace)
+		print_timeline(sc, a->o.trace);
 	if (a->report && write_baseline_report(sc, a, r) < 0)
 		status = NL_EXIT_FAIL;
 	nl_runs_free(rs);
@@ -371,10 +449,15 @@ int nl_cmd_sim(int argc, char **argv)
 			     a.machine ? a.machine : "", a.machine ? ")" : "");
 		return rc == -ENOMEM ? NL_EXIT_FAIL : NL_EXIT_USAGE;
 	}
+	if (a.o.trace_s > 0 && !(a.o.trace = json_object_new_array())) {
+		nl_scenario_free(sc);
+		return NL_EXIT_FAIL;
+	}
 	if (nl_run_engine_policy(a.run, &pk))
 		status = sim_engine(sc, &a, pk);
 	else
 		status = sim_baseline(sc, &a);
+	json_object_put(a.o.trace);
 	nl_scenario_free(sc);
 	return status;
 }

@@ -26,6 +26,10 @@ static const struct {
 	 "  --machine=FILE      the machine of a machine file (numalot "
 	 "calibrate) instead\n"
 	 "                      of the scenario's\n"
+	 "  --timeline=S        linux and linux-nonuma: every S seconds, "
+	 "each process's\n"
+	 "                      page locality, pages and threads by node "
+	 "(in the report)\n"
 	 "  -h, --help          this text\n"},
 	{"bench",
 	 "usage: numalot bench [OPTIONS] [SCENARIO.json|FOLDER ...]\n"

@@ -14,6 +14,7 @@
 #include "observe.h"
 #include "os_mode.h"
 
+struct json_object;
 struct nl_machine;
 struct nl_scenario;
 
@@ -33,6 +34,11 @@ struct nl_model_opts {
 	int unmanaged;
 	/* What the machine's samples show (observe.h); 0: pebs. */
 	enum nl_sim_counters counters;
+	/* Every trace_s simulated seconds (0: never) the machine appends a
+	 * sample to the json-c array trace (`numalot sim --timeline`; the
+	 * report's "timeline", docs/report-format.md). */
+	double trace_s;
+	struct json_object *trace;
 };
 
 /*

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "machine.h"
 #include "scenario.h"
 #include "util.h"
@@ -32,6 +34,8 @@ struct sim {
 	struct nl_process_info *pinfo; /* [model->nprocs] */
 	struct sim_proc *procs;	       /* [model->nprocs] */
 	enum nl_sim_counters counters; /* what its samples show */
+	struct json_object *trace;     /* its timeline (not owned), or NULL */
+	double trace_s, trace_next;
 };
 
 static const struct nl_machine_ops sim_ops;
@@ -96,20 +100,91 @@ static int sim_release(struct nl_machine *m, int tid)
 }
 
 /*
+ * A timeline sample: each running process's pages by node, its threads'
+ * nodes, and its locality as numalot's report measures it (the sum over
+ * nodes of min(its share of the pages there, its share of the threads
+ * there), docs/report-format.md); the pages the OS migrated and numalot
+ * moved so far. Read from the model itself: the engine may hold what
+ * threads() and processes() handed out.
+ */
+static void trace_sample(struct sim *s)
+{
+	struct nl_model *md = s->model;
+	int n = md->topo->nnodes;
+	struct json_object *o = json_object_new_object();
+	struct json_object *procs = json_object_new_array();
+
+	json_object_object_add(o, "t",
+			       json_object_new_double(nl_model_now(md)));
+	json_object_object_add(
+		o, "pages_migrated_bytes",
+		json_object_new_double(md->pages_migrated_bytes));
+	json_object_object_add(o, "pages_moved_bytes",
+			       json_object_new_double(md->pages_moved_bytes));
+	for (int i = 0; i < md->nprocs; i++) {
+		const struct nl_model_proc *pr = &md->procs[i];
+		double pages[NL_MAX_NODES] = {0}, on[NL_MAX_NODES] = {0};
+		double all = 0, threads = 0, loc = 0;
+		struct json_object *p, *pn, *tn;
+
+		if (!pr->started || pr->done ||
+		    nl_model_node_pages(md, nl_sim_pid(i), pages) < 0)
+			continue;
+		p = json_object_new_object();
+		pn = json_object_new_array();
+		tn = json_object_new_array();
+		for (int x = 0; x < md->nthreads; x++) {
+			const struct nl_model_thread *t = &md->threads[x];
+			int node;
+			if (t->proc != i || t->state != NL_T_RUNNING ||
+			    t->cpu < 0)
+				continue;
+			node = nl_model_node_of(md, t->cpu);
+			on[node]++;
+			threads++;
+			json_object_array_add(tn, json_object_new_int(node));
+		}
+		for (int k = 0; k < n; k++) {
+			all += pages[k];
+			json_object_array_add(pn,
+					      json_object_new_double(pages[k]));
+		}
+		for (int k = 0; k < n && all > 0 && threads > 0; k++)
+			loc += fmin(pages[k] / all, on[k] / threads);
+		json_object_object_add(p, "pid",
+				       json_object_new_int(nl_sim_pid(i)));
+		json_object_object_add(p, "locality",
+				       json_object_new_double(loc));
+		json_object_object_add(p, "pages_per_node", pn);
+		json_object_object_add(p, "thread_nodes", tn);
+		json_object_array_add(procs, p);
+	}
+	json_object_object_add(o, "processes", procs);
+	json_object_array_add(s->trace, o);
+}
+
+/*
  * Whole ticks until at least seconds have passed (so any wait > 0 makes
  * progress), stopping early when everything is done or the scenario's
- * duration cap is reached.
+ * duration cap is reached; a timeline sample at each trace_s it passes.
  */
 static int sim_wait(struct nl_machine *m, double seconds)
 {
-	struct nl_model *md = sim_of(m)->model;
+	struct sim *s = sim_of(m);
+	struct nl_model *md = s->model;
 	double end;
 
 	if (!(seconds >= 0) || isinf(seconds))
 		return -EINVAL;
 	end = nl_model_now(md) + seconds - md->p.tick_s * 1e-6;
-	while (nl_model_active(md) && nl_model_now(md) < end)
+	while (nl_model_active(md) && nl_model_now(md) < end) {
 		nl_model_tick(md);
+		if (s->trace &&
+		    nl_model_now(md) >= s->trace_next - md->p.tick_s * 1e-6) {
+			trace_sample(s);
+			s->trace_next += s->trace_s;
+		}
+	}
 	return nl_model_active(md);
 }
 
@@ -319,6 +394,10 @@ int nl_sim_create_opts(const struct nl_scenario *sc, uint64_t seed,
 		free(s->procs);
 		free(s);
 		return nl_errf(err, errlen, -ENOMEM, "sim: out of memory");
+	}
+	if (o && o->trace && o->trace_s > 0) {
+		s->trace = o->trace;
+		s->trace_s = s->trace_next = o->trace_s;
 	}
 	for (int i = 0; i < s->model->nprocs; i++)
 		s->procs[i] =

@@ -130,6 +130,8 @@ int nl_run_engine(const struct nl_scenario *sc, enum nl_policy_kind k,
 
 	*e = NULL;
 	machine_opts(o, &mo);
+	mo.trace_s = o->trace_s;
+	mo.trace = o->trace;
 	rc = nl_sim_create_opts(sc, seed, &mo, m, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -483,6 +485,8 @@ int nl_runs_get(struct nl_runs *rs, enum nl_run_kind k,
 		if (k == NL_RUN_LINUX && rs->o.os_set &&
 		    rs->o.os_mode == NL_OS_LINUX_IDEAL)
 			mo.os_mode = NL_OS_LINUX_IDEAL;
+		mo.trace_s = rs->o.trace_s;
+		mo.trace = rs->o.trace;
 		rc = run_plain(rs->sc, rs->seed, &mo, &r, err, errlen);
 	} else if (k == NL_RUN_BEST_STATIC) {
 		rc = run_best_static(rs, &r, err, errlen);

@@ -62,6 +62,11 @@ struct nl_run_opts {
 	int search_evals; /* evaluations per climb of the search */
 	/* What the policies' counters show (observe.h; 0: pebs). */
 	enum nl_sim_counters counters;
+	/* A policy's run and the linux baselines: a timeline sample every
+	 * trace_s simulated seconds into the json-c array trace (model.h,
+	 * nl_model_opts; 0 or NULL: none). */
+	double trace_s;
+	struct json_object *trace;
 };
 
 void nl_run_opts_default(struct nl_run_opts *o);

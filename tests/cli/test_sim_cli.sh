@@ -32,6 +32,33 @@ check "linux: node:1 pages migrated towards the threads" \
 check "linux: no preferred=1 page migrated (no hinting faults)" \
 	awk 'NR == 2 && $1 == 0 {ok = 1} END {exit !ok}' "$T/mig"
 
+# --timeline: the machine sampled every 0.5 s. A node:1 process whose
+# threads are bound to node 0 goes from 0 to 100% local as Linux migrates
+# its pages; the samples' times step by 0.5; the table says when it was
+# first 90% local; a policy's report carries one too.
+echo '{"machine": {"topology": "numa:2 core:4 pu:1"}, "duration_s": 6, "processes":
+[{"kind": "stream", "threads": 4, "mem_bytes": 16777216, "shared_fraction": 0, "placement": "node:1",
+"cpunodebind": "0"}]}' >"$T/tl.json"
+"$N" sim "$T/tl.json" --policy=linux --timeline=0.5 --report="$T/tl.r.json" >"$T/tl.out"
+check "--timeline: 12 samples, 0.5 s apart, locality from 0 to 1" python3 - "$T/tl.r.json" <<'P'
+import json, sys
+tl = json.load(open(sys.argv[1]))["timeline"]
+assert [round(s["t"], 6) for s in tl] == [0.5 * k for k in range(1, 13)], tl
+loc = [s["processes"][0]["locality"] for s in tl]
+assert loc[0] == 0 and loc[-1] > 0.99, loc
+assert tl[-1]["processes"][0]["thread_nodes"] == [0, 0, 0, 0]
+assert tl[-1]["pages_migrated_bytes"] > 0
+P
+check "--timeline: the table says when it was 90% local" \
+	grep -qE '^stream-0: locality 0% first, 100% last, 90% local at [0-9.]+ s$' "$T/tl.out"
+"$N" sim "$T/tl.json" --policy=lbma --timeline=1 --report="$T/tl.p.json" >/dev/null
+check "--timeline: a policy's report holds the machine's timeline" \
+	python3 -c "import json; assert len(json.load(open('$T/tl.p.json'))['timeline']) == 6"
+expect_usage_error "--timeline: not for best-static" "many placements" \
+	sim "$T/tl.json" --policy=best-static --timeline=1
+expect_usage_error "--timeline: seconds above 0" "--timeline wants seconds" \
+	sim "$T/tl.json" --policy=linux --timeline=0
+
 expect_usage_error "no scenario" "usage" sim
 expect_usage_error "unknown policy lists the valid ones" \
 	"imar2, lbma, monitor, static" sim "$S" --policy=fast
