@@ -49,6 +49,10 @@ static int init_proc(struct nl_model *m, int i, const struct nl_proc_spec *s,
 	for (int c = 0; c < topo->ncpus && s->cpu_nodes; c++)
 		if (!(s->cpu_nodes >> nl_model_node_of(m, c) & 1))
 			hwloc_bitmap_clr(pr->affinity, (unsigned)c);
+	/* Outside a job the real node's limit is the process's own binding
+	 * (docs/algorithms.md, "What numalot adds around them"). */
+	if (s->limit_binding)
+		hwloc_bitmap_copy(pr->allowed, pr->affinity);
 	for (int c = 0; c < topo->ncpus; c++)
 		if (hwloc_bitmap_isset(pr->affinity, (unsigned)c) &&
 		    (s->start_node < 0 ||

@@ -149,6 +149,9 @@ struct nl_proc_spec {
 	/* numactl --preferred: a memory policy of its own, so no hinting
 	 * faults and no NUMA balancing, as for bind and interleave */
 	int mem_policy;
+	/* "limit": "binding": outside any job, its own CPU binding
+	 * (cpunodebind) is its limit, as on the real node; else cpus */
+	int limit_binding;
 	char *cpus; /* allowed CPUs, OS numbers; NULL: all */
 	struct nl_kind kind;
 };

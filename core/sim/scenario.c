@@ -272,7 +272,7 @@ static const char *const proc_keys[] = {
 	"name", "kind", "threads", "placement", "start_s", "job", "start_node",
 	"cpus", "work", "peak_fraction", "bytes_per_op", "mlp",
 	"shared_fraction", "fp_fraction", "mem_bytes", "cpunodebind",
-	"membind", "interleave", "preferred", NULL,
+	"membind", "interleave", "preferred", "limit", NULL,
 };
 /* clang-format on */
 
@@ -503,6 +503,16 @@ static int parse_process(struct ctx *c, struct json_object *po, int idx,
 		ps->cpus = strdup(s);
 		if (!ps->cpus)
 			return -ENOMEM;
+	}
+	if (json_object_object_get_ex(po, "limit", &v)) {
+		if (get_string(c, v, FIELD("limit"), &s) < 0)
+			return -EINVAL;
+		if (strcmp(s, "binding") && strcmp(s, "cpus"))
+			return perr(c, field,
+				    "\"%s\" is not a limit (valid: cpus, "
+				    "binding)",
+				    s);
+		ps->limit_binding = !strcmp(s, "binding");
 	}
 	for (size_t i = 0; i < NKIND_FIELDS; i++) {
 		if (!json_object_object_get_ex(po, kind_fields[i].name, &v))

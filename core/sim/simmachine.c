@@ -213,8 +213,11 @@ static int sim_processes(struct nl_machine *m,
 		pi->start_s = pr->started ? pr->start_s : pr->spec.start_s;
 		pi->end_s = pr->done ? pr->end_s : -1;
 		pi->threads_seen = pr->threads_seen;
-		snprintf(pi->limit, sizeof(pi->limit),
-			 "the scenario's cpus for the process");
+		snprintf(pi->limit, sizeof(pi->limit), "%s",
+			 pr->spec.limit_binding
+				 ? "its own CPU binding (the scenario's limit "
+				   "\"binding\": no job's cgroup)"
+				 : "the scenario's cpus for the process");
 	}
 	*out = s->pinfo;
 	*n = k;

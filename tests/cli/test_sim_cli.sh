@@ -59,6 +59,26 @@ expect_usage_error "--timeline: not for best-static" "many placements" \
 expect_usage_error "--timeline: seconds above 0" "--timeline wants seconds" \
 	sim "$T/tl.json" --policy=linux --timeline=0
 
+# "limit": "binding" (outside any job): numalot keeps the threads of a
+# numactl --cpunodebind=0 --membind=1 process on node 0, as the real node
+# does; with the allocation (cpus) as its limit lbma takes them to node 1.
+for lim in cpus binding; do
+	echo '{"machine": {"topology": "numa:2 core:4 pu:1"}, "duration_s": 8, "processes":
+	[{"kind": "latency", "threads": 2, "cpunodebind": "0", "membind": 1,
+	"limit": "'$lim'"}]}' >"$T/lim.json"
+	"$N" sim "$T/lim.json" --policy=lbma --counters=software --report="$T/lim-$lim.json" >/dev/null
+done
+check "limit cpus: lbma moves the threads to their memory's node" \
+	python3 -c "import json; r = json.load(open('$T/lim-cpus.json')); \
+assert r['summary']['migrations'] > 0 and {t['last_cpu'] for t in r['threads']} <= {4, 5, 6, 7}"
+check "limit binding: they stay on their binding, which the report names" \
+	python3 -c "import json; r = json.load(open('$T/lim-binding.json')); \
+assert r['summary']['migrations'] == 0 and {t['last_cpu'] for t in r['threads']} <= {0, 1, 2, 3}; \
+assert 'its own CPU binding' in r['processes'][0]['placement_limit']"
+sed 's/"limit": "binding"/"limit": "job"/' "$T/lim.json" >"$T/badlim.json"
+expect_usage_error "limit: only cpus or binding" 'processes[0].limit: "job" is not a limit' \
+	sim "$T/badlim.json"
+
 expect_usage_error "no scenario" "usage" sim
 expect_usage_error "unknown policy lists the valid ones" \
 	"imar2, lbma, monitor, static" sim "$S" --policy=fast
