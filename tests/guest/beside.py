@@ -20,8 +20,9 @@ why 5):
   pages move on a real kernel whenever the scheduler moves a thread during
   its first touch) in both or in neither; where both, the amounts within
   FACTOR;
-- 90% local reached in both or in neither; where both, the times within
-  FACTOR, each counted as at least 0.7 s: the watch's samples come every
+- 90% local for good (from when it stayed so to the end of the watch) in
+  both or in neither; where both, the times within FACTOR, each counted
+  as at least 0.7 s: the watch's samples come every
   0.6-0.7 s in the emulated guest, so a kernel time is known to that much.
 --checks names the checks made (default all; none: the row only).
 Exits 1 when a check failed.
@@ -72,15 +73,17 @@ def main(argv):
     mthreads = [p["thread_nodes"] for p in last["processes"]]
     mpages = sum(sum(p["pages_per_node"]) for p in last["processes"])
     mmoved = last["pages_migrated_bytes"] + last.get("pages_moved_bytes", 0)
+    # From when it stayed 90% local, within the kernel's watch (as
+    # locality.py's t90).
     mt90 = None
-    for s in tl:
+    for s in upto:
         w = sum(sum(p["pages_per_node"]) for p in s["processes"])
-        if w and sum(p["locality"] * sum(p["pages_per_node"])
-                     for p in s["processes"]) / w >= 0.9:
+        ok = w and sum(p["locality"] * sum(p["pages_per_node"])
+                       for p in s["processes"]) / w >= 0.9
+        if not ok:
+            mt90 = None
+        elif mt90 is None:
             mt90 = s["t"]
-            break
-    if mt90 is not None and mt90 > t_end:
-        mt90 = None  # not within the kernel's watch
     kt90 = k["t90"]
     mib = 1 << 20
     numalot = ""

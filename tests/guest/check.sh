@@ -8,7 +8,8 @@
 # GUEST_TIMEOUT (seconds a guest may run, default 480: only a hung guest
 # should meet it; beside two CPU hogs a guest took up to 185 s, and its
 # cases now wait for the workloads' first touch) and
-# GUEST_NODES (default "2 4") narrow a run.
+# GUEST_NODES (default "2 4") narrow a run; MODEL_MB reaches
+# tests/guest/model_cases.sh.
 set -u
 cd "$(dirname "$0")/../.."
 B=$(realpath "${BUILD:-build}")
@@ -45,7 +46,7 @@ for nodes in ${nodes_list:-2 4}; do
 	rm -rf "$share"
 	mkdir -p "$share"
 	cat >"$share/run" <<RUN
-export BUILD=$B GUEST_CASES="${GUEST_CASES:-numa cgroup slurm movepages calibrate kernels eval model}" GUEST_ALL="${GUEST_ALL:-}"
+export BUILD=$B GUEST_CASES="${GUEST_CASES:-numa cgroup slurm movepages calibrate kernels eval model}" GUEST_ALL="${GUEST_ALL:-}" MODEL_MB="${MODEL_MB:-}"
 exec /bin/bash $PWD/tests/guest/inside.sh
 RUN
 	t0=$SECONDS

@@ -36,8 +36,9 @@ polling: the kernel may act any time in the first seconds (its scan delay
 and period, 1 s each by default), and a run that moves nothing must say so
 after a while.
 
-Prints one JSON object: t (seconds watched), t90 (first time the
-locality was 0.9 or more, null if never), first and final locality, the
+Prints one JSON object: t (seconds watched), t90 (from when the locality
+stayed 0.9 or more to the end, null if it ended below), first and final
+locality, the
 series [[t, locality], ...], migrated_pages (/proc/vmstat
 numa_pages_migrated, NUMA balancing's, over the watch) and
 migrated_all_pages (pgmigrate_success: every migration, move_pages(2) and
@@ -210,7 +211,11 @@ def main(argv):
             series.append([round(t, 2), round(loc, 3)])
             if first is None:
                 first = loc
-            if t90 is None and loc >= 0.9:
+            # From when it stayed 90% local (a new thread may start beside
+            # its parent, local, and be spread away a moment later).
+            if loc < 0.9:
+                t90 = None
+            elif t90 is None:
                 t90 = t
         flat = {(p, n): c for p, (pg, _) in now.items() for n, c in pg.items()}
         if last_pg is not None:

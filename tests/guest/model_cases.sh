@@ -83,18 +83,33 @@ workload() {
 	run=$!
 	pids="$pids $run"
 	WP=$run
-	# numalot run forks it; numactl and taskset exec it (the same pid).
+	# numalot run forks it (among other children: the one that checks the
+	# report can be written); numactl and taskset exec it (the same pid).
 	if [ "${1:-}" = "$N" ]; then
 		WP=""
 		for _ in $(seq 100); do
-			{ WP=$(<"/proc/$run/task/$run/children"); } 2>/dev/null
-			WP=${WP%% *}
+			local c kids="" exe
+			{ kids=$(<"/proc/$run/task/$run/children"); } 2>/dev/null
+			for c in $kids; do
+				exe=$(readlink "/proc/$c/exe" 2>/dev/null)
+				[ "$exe" = "$(readlink -f "$W")" ] && WP=$c
+			done
 			[ -n "$WP" ] && break
 			sleep 0.1
 		done
 	fi
 	[ "${GO:-1}" = 0 ] && return
 	[ -n "$WP" ] && touched "$WP" $((threads * mb * 256 * 9 / 10)) || WP=""
+}
+# running PID...: one of them runs (not gone, nor a zombie not yet reaped).
+running() {
+	local p st
+	for p; do
+		{ st=$(<"/proc/$p/stat"); } 2>/dev/null || continue
+		st=${st##*) }
+		[ "${st%% *}" != Z ] && return 0
+	done
+	return 1
 }
 # beside NAME SETUP POLICY [ARGS...] -- PID...: watch the PIDs from the
 # moment their walks start, stop them, run the setup's scenario (or
@@ -110,6 +125,12 @@ beside() {
 	shift
 	python3 "$S/locality.py" --go="$T/go.$name" "${watch[@]}" "$@" >"$name.watch"
 	kill ${@#--unbind} 2>/dev/null
+	# numalot run ends with its command, its report written (10 s at most).
+	for _ in $(seq 100); do
+		running $pids || break
+		sleep 0.1
+	done
+	kill $pids 2>/dev/null
 	wait 2>/dev/null
 	pids=""
 	[ -s "$name.report.json" ] && report=$name.report.json
