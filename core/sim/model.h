@@ -218,6 +218,7 @@ struct nl_model_proc {
 				 interleaved: no hinting faults there) */
 	double numa_next_s;   /* its next NUMA placement decision */
 	double numa_period_s; /* its scan period (kernel-like: adapts) */
+	double scan_pos;      /* share of its scan pass done, [0, 1) */
 };
 
 struct nl_model {

@@ -271,7 +271,10 @@ static void engine_gathers_on_sockets(void **state)
 	run(path, 0, &off);
 	assert_true(on.one_half > 0.9);
 	assert_true(on.moved > 1e9);
-	assert_true(on.makespan < 0.85 * off.makespan);
+	/* 0.84 while the modelled Linux found a share of the misplaced pages
+	 * left each tick; 0.88 since its scan passes find each once (it then
+	 * moves more of the second process's pages itself, in both runs). */
+	assert_true(on.makespan < 0.9 * off.makespan);
 }
 
 /* A move that stopped early (the process ended mid-way) still counts
