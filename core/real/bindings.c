@@ -50,33 +50,49 @@ static void adopt(struct real *r, struct rproc *p, struct rthread *t,
 	limits_anew(r, p->info.pid, p->alloc_os);
 }
 
-/* A thread numalot had placed was moved by another program: numalot
- * stays out of the process from now on and leaves every binding as it
- * is (none is given back at detach). */
+/* A binding someone else set on t (now cur): numalot stays out of its
+ * process from now on and leaves every binding as it is (none is given
+ * back at detach: the other program's stand). */
 static void let_go(struct real *r, struct rproc *p, const struct rthread *t,
-		   hwloc_const_bitmap_t cur)
+		   hwloc_const_bitmap_t cur, int numad)
 {
-	char *set = NULL, *was = NULL;
+	char *set = NULL, *was = NULL, who[48] = "another program bound";
 	hwloc_bitmap_list_asprintf(&set, cur);
-	hwloc_bitmap_list_asprintf(&was, t->seen_os);
-	snprintf(p->info.real.let_go, sizeof(p->info.real.let_go),
-		 "another program bound its thread %d to CPUs %s, where "
-		 "numalot had placed it on CPU %s: numalot left the process "
-		 "to it",
-		 (int)t->tid, set ? set : "?", was ? was : "?");
+	hwloc_bitmap_list_asprintf(&was, t->placed ? t->seen_os : p->alloc_os);
+	if (numad > 0)
+		snprintf(who, sizeof(who), "numad (pid %d) runs and bound",
+			 numad);
+	if (t->placed)
+		nl_real_let_go(r, p, 0,
+			       "%s its thread %d to CPUs %s, where numalot had "
+			       "placed it on CPU %s: numalot left the process "
+			       "to it",
+			       who, (int)t->tid, set ? set : "?",
+			       was ? was : "?");
+	else if (numad > 0)
+		nl_real_let_go(r, p, 0,
+			       "%s its thread %d to CPUs %s: numalot left the "
+			       "process to it",
+			       who, (int)t->tid, set ? set : "?");
+	else
+		nl_real_let_go(r, p, 0,
+			       "%s its thread %d to CPUs %s, outside its limit "
+			       "%s: numalot left the process to it",
+			       who, (int)t->tid, set ? set : "?",
+			       was ? was : "?");
 	free(set);
 	free(was);
-	/* Not handed out from this refresh on: never placed again. */
-	for (size_t i = 0; i < r->nth; i++)
-		if (r->th[i].pid == p->info.pid) {
-			r->th[i].placed = 0;
-			r->th[i].gen = r->gen - 1;
-		}
-	p->info.end_s = r_now(&r->m);
-	if (p->pidfd > 0) {
-		close(p->pidfd);
-		p->pidfd = 0;
-	}
+}
+
+/* The binding of a wrapper the process runs before its program: its main
+ * thread, alone, binds itself (within its limit) before numalot placed any
+ * of its threads (`run -- taskset -c 1 cmd`, taken over at taskset's
+ * exec). numad binds a process that runs, not one starting. */
+static int wrapper(const struct real *r, const struct rproc *p,
+		   const struct rthread *t)
+{
+	return t->tid == p->info.pid && p->nthreads <= 1 &&
+	       !any_placed(r, p->info.pid);
 }
 
 void nl_real_check_bindings(struct real *r)
@@ -98,10 +114,17 @@ void nl_real_check_bindings(struct real *r)
 		p = proc_of(r, t->pid);
 		if (!p || p->info.end_s >= 0)
 			continue;
-		if (t->placed)
-			let_go(r, p, t, cur);
-		else
-			adopt(r, p, t, cur);
+		/* Another placer's hand: on a thread numalot placed, outside
+		 * the process's limit, or while numad runs (bar a wrapper's);
+		 * else the program's own binding, where it starts from
+		 * (docs/real-node.md, "Other placers"). */
+		int numad = nl_numad_pid();
+		if (t->placed || !hwloc_bitmap_isincluded(cur, p->alloc_os) ||
+		    (numad > 0 && !wrapper(r, p, t))) {
+			let_go(r, p, t, cur, numad);
+			continue;
+		}
+		adopt(r, p, t, cur);
 	}
 	hwloc_bitmap_free(cur);
 }

@@ -84,5 +84,17 @@ void nl_real_set_clock(struct nl_machine *m, double (*mono)(void));
 #define NL_NUMAD_PIDFILE "/var/run/numad.pid"
 int nl_numad_pid(void);
 int nl_numad_pid_from(const char *pidfile);
+/* Between two readings of a process's pages by node (before, after, n
+ * nodes), the pages that left some nodes and reached others (growth or
+ * shrinkage alone moves none), less own (those numalot moved or the
+ * process faulted in), never below 0; the node that lost most in *from,
+ * the one that gained most in *to (peers.c). */
+double nl_pages_moved_by_others(const double *before, const double *after,
+				int n, double own, int *from, int *to);
+/* Between two readings (pages under a policy of its own, all its pages),
+ * the pages whose policy changed: what the first count changed by past
+ * what the second did (memory allocated under a policy changes none). */
+double nl_policy_changed(double own_was, double all_was, double own_now,
+			 double all_now);
 
 #endif

@@ -227,7 +227,7 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 	int rc = 0;
 
 	*moved = 0;
-	if (!p)
+	if (!p || p->info.real.let_go[0]) /* left to another placer */
 		return -ESRCH;
 	if (from < 0 || from >= t->nnodes || to < 0 || to >= t->nnodes ||
 	    !(max_bytes >= 0))
@@ -272,9 +272,12 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 		rc = walk_range(&w, g[i].start, g[i].end);
 	free(g);
 	*moved = w.moved;
-	/* Where its pages are changed: read numa_maps again next time. */
-	if (w.moved > 0)
+	/* Where its pages are changed: read numa_maps again next time, and
+	 * know those moves for numalot's own (peers.c). */
+	if (w.moved > 0) {
 		p->have_pages = 0;
+		p->moved_since += w.moved;
+	}
 	if (rc == 0 && w.moved == 0 && w.bound_seen)
 		return -EPERM;
 	return rc;

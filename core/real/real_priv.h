@@ -58,7 +58,10 @@ struct rproc {
 	double pages_t;
 	double pages[NL_MAX_NODES];
 	int have_pages;
-	double bound_share;  /* of its anonymous pages under a "bind:" policy */
+	double bound_share; /* of its anonymous pages under a "bind:" policy */
+	/* Of its anonymous pages under a policy of its own (not "default"),
+	 * and bytes numalot moved since that reading (peers.c). */
+	double own_share, moved_since;
 	int pages_same;	     /* the last two readings found the same */
 	double pages_read_t; /* numa_maps last read (pages_t: last looked) */
 	int pages_maps;	     /* the mappings that reading had */
@@ -199,6 +202,18 @@ void nl_real_to_dense(const struct nl_topology *t, hwloc_const_bitmap_t os,
 /* bindings.c: the refreshed threads whose binding someone else changed
  * (docs/real-node.md, "Other placers"). */
 void nl_real_check_bindings(struct real *r);
+/* peers.c: numalot lets go of p, why (printf-style) into its report: its
+ * threads are never placed again; with give_back, those numalot placed
+ * first get the affinity they had (another program placed its pages, not
+ * its threads) (docs/real-node.md, "Other placers"). */
+void nl_real_let_go(struct real *r, struct rproc *p, int give_back,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* After a reading of p's pages (before: the last one's, by dense node;
+ * own_share: the new reading's; faults: the process's since the last):
+ * another program's hand in them, pages moved that numalot did not move
+ * or their memory policy changed, lets go of p. */
+void nl_real_check_pages(struct real *r, struct rproc *p, const double *before,
+			 double own_share, double faults);
 /* A process limited by its own binding takes its main thread's as it
  * runs its program (a wrapper such as taskset binds after its exec). */
 void nl_real_own_limit(struct rproc *p, hwloc_const_bitmap_t main_os);

@@ -466,7 +466,7 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 	double now = r_now(m);
 	const struct nl_topology *t = m->topo;
 
-	if (!p)
+	if (!p || p->info.real.let_go[0]) /* left to another placer */
 		return -ESRCH;
 	/* A young process is still placing its memory: read it every
 	 * second for its first PAGES_YOUNG_S seconds (every 2 s while two
@@ -490,15 +490,17 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 		p->info.real.pages_skipped++;
 	} else if (!p->have_pages || now - p->pages_t > every) {
 		double os[NL_MAX_NODES * 4] = {0}, was = 0, diff = 0;
+		double before[NL_MAX_NODES], own = 0;
 		double c0 = p->info.real.pages_reads ? 0 : nl_thread_cpu_s();
 		int rc = nl_proc_read_numa_maps(pid, os, NL_MAX_NODES * 4,
-						&p->bound_share);
+						&p->bound_share, &own);
 		if (rc < 0)
 			return rc;
 		p->pages_maps = rc;
 		/* The first reading is part of taking the process over. */
 		if (p->info.real.pages_reads == 0)
 			r->takeover_s += nl_thread_cpu_s() - c0;
+		memcpy(before, p->pages, sizeof(double) * (size_t)t->nnodes);
 		for (int n = 0; n < t->nnodes; n++) {
 			double v = t->node_os[n] < NL_MAX_NODES * 4
 					   ? os[t->node_os[n]]
@@ -511,9 +513,18 @@ static int r_node_pages(struct nl_machine *m, int pid, double *pages)
 		p->pages_t = now;
 		p->pages_read_t = now;
 		p->have_pages = 1;
-		p->info.real.pages_reads++;
+		/* Another placer's hand (docs/real-node.md, "Other placers").
+		 */
+		if (p->info.real.pages_reads++)
+			nl_real_check_pages(
+				r, p, before, own,
+				(double)(p->now_faults - p->pages_faults));
+		else
+			p->own_share = own;
 		p->pages_faults = p->now_faults;
 		p->pages_rss = p->now_rss;
+		if (p->info.real.let_go[0])
+			return -ESRCH;
 	}
 	memcpy(pages, p->pages, sizeof(double) * (size_t)t->nnodes);
 	return 0;

@@ -347,29 +347,44 @@ int nl_proc_parse_numa_maps(const char *text, double *pages, int nnodes)
 	return 0;
 }
 
-double nl_proc_numa_maps_bound(const char *text)
+/* The share of the anonymous pages whose mapping's policy (the line's
+ * second field) starts with what (or, what NULL, is not "default"). */
+static double policy_share(const char *text, const char *what)
 {
-	double all = 0, bound = 0;
+	double all = 0, some = 0;
 
 	for (const char *line = text; line && *line;) {
 		const char *eol = strchr(line, '\n');
 		size_t len = eol ? (size_t)(eol - line) : strlen(line);
 		const char *anon = memmem(line, len, " anon=", 6);
-		/* The policy is the line's second field. */
 		const char *sp = memchr(line, ' ', len);
-		if (anon) {
+		const char *want = what ? what : "default";
+		size_t wl = strlen(want);
+		if (anon && sp) {
 			double n = strtod(anon + 6, NULL);
+			int is = (size_t)(sp - line) + 1 + wl <= len &&
+				 strncmp(sp + 1, want, wl) == 0;
 			all += n;
-			if (sp && (size_t)(sp - line) + 6 <= len &&
-			    strncmp(sp + 1, "bind:", 5) == 0)
-				bound += n;
+			if (what ? is : !is)
+				some += n;
 		}
 		line = eol ? eol + 1 : NULL;
 	}
-	return all > 0 ? bound / all : 0;
+	return all > 0 ? some / all : 0;
 }
 
-int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes, double *bound)
+double nl_proc_numa_maps_bound(const char *text)
+{
+	return policy_share(text, "bind:");
+}
+
+double nl_proc_numa_maps_own(const char *text)
+{
+	return policy_share(text, NULL);
+}
+
+int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes, double *bound,
+			   double *own)
 {
 	char path[NL_FS_PATH], *text;
 	int rc;
@@ -381,6 +396,8 @@ int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes, double *bound)
 	rc = nl_proc_parse_numa_maps(text, pages, nnodes);
 	if (rc == 0 && bound)
 		*bound = nl_proc_numa_maps_bound(text);
+	if (rc == 0 && own)
+		*own = nl_proc_numa_maps_own(text);
 	if (rc == 0) /* its mappings: a line each */
 		for (const char *q = text; (q = strchr(q, '\n')); q++)
 			rc++;

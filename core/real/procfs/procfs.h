@@ -77,11 +77,15 @@ int nl_proc_parse_numa_maps(const char *text, double *pages, int nnodes);
 /* The share of the anonymous pages in that text whose mapping's policy is
  * "bind:" (set by the process: numactl --membind, mbind), 0 when none. */
 double nl_proc_numa_maps_bound(const char *text);
+/* The same for every policy but "default" (bind, interleave, prefer,
+ * local...: the process's own; docs/real-node.md, "Other placers"). */
+double nl_proc_numa_maps_own(const char *text);
 
 /* Read and parse /proc/PID/numa_maps: how many mappings it has, or
- * -ESRCH / -EACCES as the kernel says; *bound (may be NULL) gets
- * nl_proc_numa_maps_bound of it. */
-int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes, double *bound);
+ * -ESRCH / -EACCES as the kernel says; *bound and *own (may be NULL) get
+ * nl_proc_numa_maps_bound and nl_proc_numa_maps_own of it. */
+int nl_proc_read_numa_maps(pid_t pid, double *pages, int nnodes, double *bound,
+			   double *own);
 
 /* Read a small /proc file into a malloc'd NUL-terminated buffer. */
 int nl_proc_slurp(const char *path, char **text, size_t *len);

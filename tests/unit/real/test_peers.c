@@ -1,5 +1,5 @@
-/* numad found from its pid file only when the pid is a running numad
- * (core/real/peers.c). */
+/* numad found from its pid file only when the pid is a running numad;
+ * pages moved and policies changed by others (core/real/peers.c). */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -86,11 +86,34 @@ static void test_not_numad(void **state)
 	assert_int_equal(nl_numad_pid_from(file), 0);
 }
 
+/* Pages that left nodes and reached others, less numalot's own; growth
+ * or shrinkage alone moves none. A policy change past growth. */
+static void test_moved_and_changed(void **state)
+{
+	(void)state;
+	double a[3] = {100, 0, 50}, b[3] = {20, 70, 60},
+	       grown[3] = {100, 80, 50};
+	int from, to;
+	assert_true(nl_pages_moved_by_others(a, b, 3, 0, &from, &to) == 80);
+	assert_int_equal(from, 0);
+	assert_int_equal(to, 1);
+	assert_true(nl_pages_moved_by_others(a, b, 3, 30, &from, &to) == 50);
+	assert_true(nl_pages_moved_by_others(a, b, 3, 90, &from, &to) == 0);
+	assert_true(nl_pages_moved_by_others(a, grown, 3, 0, &from, &to) == 0);
+	assert_int_equal(from, -1);
+	assert_true(nl_pages_moved_by_others(grown, a, 3, 0, &from, &to) == 0);
+	assert_true(nl_policy_changed(0, 100, 100, 100) == 100);
+	assert_true(nl_policy_changed(100, 100, 0, 100) == 100);
+	assert_true(nl_policy_changed(0, 100, 50, 150) == 0);
+	assert_true(nl_policy_changed(0, 100, 80, 130) == 50);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_numad_running),
 		cmocka_unit_test(test_not_numad),
+		cmocka_unit_test(test_moved_and_changed),
 	};
 	if (!mkdtemp(dir))
 		return 1;

@@ -92,6 +92,17 @@ static void parse_numa_maps(void **state)
 		    0.85);
 	assert_true(nl_proc_numa_maps_bound("1000 default anon=9 N0=9\n") == 0);
 	assert_true(nl_proc_numa_maps_bound("") == 0);
+	/* Under a policy of its own, any but default: bind, interleave,
+	 * prefer; not the binary's pages (no anon=). */
+	assert_true(fabs(nl_proc_numa_maps_own(
+				 "1000 bind:0 anon=10 N0=10\n"
+				 "2000 interleave:0-1 anon=20 N0=10 N1=10\n"
+				 "3000 prefer:1 anon=30 N1=30\n"
+				 "4000 default anon=40 N0=40\n"
+				 "5000 prefer:0 file=/bin/x mapped=9 N0=9\n") -
+			 0.6) < 1e-12);
+	assert_true(nl_proc_numa_maps_own("1000 default anon=9 N0=9\n") == 0);
+	assert_true(nl_proc_numa_maps_own("") == 0);
 }
 
 static volatile int spin_stop;
