@@ -4,7 +4,7 @@
 # Prints the guests' ok / not ok / skip lines, each guest's time, and one
 # closing line "guest: N passed, M failed, K skipped, J todo"; exits
 # non-zero when a check failed. A guest that cannot be had here is a skip.
-# GUEST_CASES (default "numa cgroup slurm movepages calibrate kernels eval model": tests/guest/*_cases.sh; GUEST_ALL=1: kernels, eval and model in the 2-node guest too) and
+# GUEST_CASES (default "numa cgroup slurm movepages peers calibrate kernels eval model": tests/guest/*_cases.sh; GUEST_ALL=1: kernels, eval and model in the 2-node guest too) and
 # GUEST_TIMEOUT (seconds a guest may run, default 480: only a hung guest
 # should meet it; beside two CPU hogs a guest took up to 185 s, and its
 # cases now wait for the workloads' first touch) and
@@ -46,7 +46,7 @@ for nodes in ${nodes_list:-2 4}; do
 	rm -rf "$share"
 	mkdir -p "$share"
 	cat >"$share/run" <<RUN
-export BUILD=$B GUEST_CASES="${GUEST_CASES:-numa cgroup slurm movepages calibrate kernels eval model}" GUEST_ALL="${GUEST_ALL:-}" MODEL_MB="${MODEL_MB:-}"
+export BUILD=$B GUEST_CASES="${GUEST_CASES:-numa cgroup slurm movepages peers calibrate kernels eval model}" GUEST_ALL="${GUEST_ALL:-}" MODEL_MB="${MODEL_MB:-}"
 exec /bin/bash $PWD/tests/guest/inside.sh
 RUN
 	t0=$SECONDS

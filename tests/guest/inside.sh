@@ -32,7 +32,7 @@ ip addr add 127.0.0.2/8 dev lo
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8
 cd "$(dirname "$0")/../.."
-for t in ${GUEST_CASES:-numa cgroup slurm movepages calibrate kernels eval model}; do
+for t in ${GUEST_CASES:-numa cgroup slurm movepages peers calibrate kernels eval model}; do
 	start=$SECONDS
 	bash "tests/guest/${t}_cases.sh" >>/share/tap 2>&1 </dev/null
 	echo "$t $? $((SECONDS - start))" >>/share/status
