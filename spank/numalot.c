@@ -135,7 +135,7 @@ static void node_name_now(spank_t sp, char *buf, size_t len)
 	uint32_t job = 0, stepid = 0;
 	if (spank_get_item(sp, S_JOB_ID, &job) == ESPANK_SUCCESS &&
 	    spank_get_item(sp, S_JOB_STEPID, &stepid) == ESPANK_SUCCESS &&
-	    nl_stepd_node_name("/proc", job, stepid, buf, len) == 0)
+	    nl_stepd_node_name(job, stepid, buf, len) == 0)
 		return;
 	if (nl_host_node_name(buf, len) == 0)
 		return;
