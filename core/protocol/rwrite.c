@@ -244,13 +244,25 @@ int nl_write_report_as(const char *path, const char *text,
 {
 	int pfd[2], err = 0, st;
 	pid_t pid;
-	if (pipe2(pfd, O_CLOEXEC) < 0)
+	/* Valid UTF-8 whatever a job put in it (a program's name, the
+	 * cluster srun passed): bytes that are not become '?', which keeps a
+	 * JSON text JSON (docs/slurm.md, "Site collection"). */
+	char *clean = strdup(text);
+
+	if (!clean)
+		return ENOMEM;
+	nl_utf8_scrub(clean);
+	text = clean;
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		free(clean);
 		return errno;
+	}
 	pid = fork();
 	if (pid < 0) {
 		err = errno;
 		close(pfd[0]);
 		close(pfd[1]);
+		free(clean);
 		return err;
 	}
 	if (pid == 0) {
@@ -288,5 +300,6 @@ int nl_write_report_as(const char *path, const char *text,
 	close(pfd[0]);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	free(clean);
 	return err;
 }

@@ -154,6 +154,14 @@ static void appends_and_folders(void **state)
 	now = slurp(path);
 	assert_string_equal(now, "one\ntwo\nthree\n");
 	free(now);
+	/* What is written is valid UTF-8, whatever a job put in the text. */
+	assert_int_equal(nl_write_report_as(path, "f\xff\xc3(\xe2\x82\n", &o),
+			 0);
+	now = slurp(path);
+	assert_string_equal(now, "one\ntwo\nthree\nf?"
+				 "?(?"
+				 "?\n");
+	free(now);
 }
 
 /* The status line of pid that starts with key ("Uid:"), its value. */

@@ -28,6 +28,7 @@
 #include "digest.h"
 #include "nodename.h"
 #include "rootdir.h"
+#include "util.h"
 
 /* A step of two processes on a two-node machine: one whose pages were
  * read (8 pages, locality 0.5 then 1), one never read. */
@@ -148,6 +149,42 @@ static void site_line(void **state)
 	assert_true(num(o, "locality_last") == 1);
 	/* Who and where first, for a person reading the log. */
 	assert_ptr_equal(strstr(line, "{\"time\":"), line);
+	json_object_put(o);
+	free(line);
+	json_object_put(r);
+}
+
+/* What a user can put in a line (the cluster srun passed, a program's
+ * name in a warning): the line stays one line of valid UTF-8 JSON, with
+ * no key of the user's making. */
+static void site_line_of_hostile_strings(void **state)
+{
+	(void)state;
+	struct json_object *r = json_tokener_parse(report_text), *v;
+	struct nl_collect_ids id = {
+		.job = 42,
+		.step = 1,
+		.uid = 1000,
+		.node = "nla",
+		.user = "alice",
+		.cluster = "c1\",\"uid\":0,\"x\":\"\n{\"job\":1}\xff\xfe\x80"};
+	json_object_object_add(
+		r, "warning",
+		json_object_new_string(
+			"task \xc3(\x01\x7f\xed\xa0\x80 refused"));
+	char *line = nl_site_line(r, &id, 86400);
+	assert_non_null(line);
+	assert_ptr_equal(strchr(line, '\n'), line + strlen(line) - 1);
+	/* Valid UTF-8: nothing left to scrub. */
+	char *copy = strdup(line);
+	assert_int_equal(nl_utf8_scrub(copy), 0);
+	free(copy);
+	struct json_object *o = json_tokener_parse(line);
+	assert_non_null(o);
+	assert_true(num(o, "uid") == 1000);
+	assert_false(json_object_object_get_ex(o, "x", &v));
+	assert_true(json_object_object_get_ex(o, "cluster", &v));
+	assert_non_null(strstr(json_object_get_string(v), "{\"job\":1}"));
 	json_object_put(o);
 	free(line);
 	json_object_put(r);
@@ -462,6 +499,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(digest_of_a_step),
 		cmocka_unit_test(site_line),
+		cmocka_unit_test(site_line_of_hostile_strings),
 		cmocka_unit_test(site_files),
 		cmocka_unit_test(site_copy_refuses_bad_node_names),
 		cmocka_unit_test(site_dir_refuses_what_a_user_planted),
