@@ -82,7 +82,7 @@ INC_core/agent := $(INC_core/engine) -Icore/real/procfs -Icore/real/counters \
 # The command line: what its outputs share (cli/out: messages, files,
 # pages), the report's renderers (cli/report, on a report's digest), the
 # bench's (cli/bench, on a simulated run), then the commands on all.
-INC_core/cli/out := $(INC_core/base) -Icore/cli/out
+INC_core/cli/out := $(INC_core/base) -Icore/protocol -Icore/cli/out
 INC_core/cli/report := $(INC_core/base) -Icore/digest -Icore/cli/out \
 	-Icore/cli/report
 INC_core/cli/bench := $(INC_core/simrun) -Icore/cli/out -Icore/cli/bench
