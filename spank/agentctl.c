@@ -24,6 +24,7 @@
 #include "siteconf.h"
 #include "version.h"
 #include "util.h"
+#include "slog.h" /* last: it poisons slurm_error */
 
 /* Milliseconds left before deadline_ms (monotonic), at least 0. */
 static int left_ms(double deadline_ms)
@@ -60,9 +61,9 @@ static int spawn_agent(const struct nl_site *s)
 	int log = s->log[0] ? nl_open_owned_log(s->log, 0640, why, sizeof(why))
 			    : -1;
 	if (s->log[0] && log < 0) {
-		slurm_error("numalot: the agent's log %s: %s; it logs to "
-			    "syslog instead",
-			    s->log, why);
+		nl_slurm_error("numalot: the agent's log %s: %s; it logs to "
+			       "syslog instead",
+			       s->log, why);
 		log = -1;
 	}
 	char idle[32], period[32], minp[32], maxp[32], allow[64], force[32],
@@ -227,7 +228,7 @@ int nl_agentctl_ensure(const struct nl_site *s, double deadline_ms, char *why,
 	rc = hello(s->socket, deadline_ms);
 	if (rc == 0 && !told++ && s->line_agent_keys[0] &&
 	    service_socket(s->socket))
-		slurm_info(
+		nl_slurm_info(
 			"numalot: plugstack.conf sets %s, which the service's "
 			"agent at %s does not read (it reads %s and its own "
 			"command line): keep them there (docs/slurm.md, "
@@ -375,7 +376,7 @@ static struct json_object *lost_report(const char *reason)
 
 static void log_error(const char *msg)
 {
-	slurm_error("%s", msg);
+	nl_slurm_error("%s", msg);
 }
 
 /* Who the step is: what a report needs to be written safely. */
@@ -464,7 +465,7 @@ static struct json_object *step_report(const struct nl_site *s,
 			 "the agent was lost during the step (%s); its threads "
 			 "ran on where they were",
 			 rc ? strerror(-rc) : "no report in its reply");
-	slurm_error("numalot: job %u step %u: %s", id->job, id->step, why);
+	nl_slurm_error("numalot: job %u step %u: %s", id->job, id->step, why);
 	return lost_report(why);
 }
 
@@ -524,14 +525,15 @@ static int write_user_copy(const struct step_id *id, const char *path,
 	int rc = nl_write_report_as(path, body, &o);
 
 	if (rc == EALREADY)
-		slurm_info("numalot: kept the report the agent wrote to %s",
-			   path);
+		nl_slurm_info("numalot: kept the report the agent wrote to %s",
+			      path);
 	else if (rc)
-		slurm_error("numalot: cannot write the report %s: %s (an older "
-			    "file there is left as it was)",
-			    path,
-			    rc == EEXIST ? "a file there is not yours"
-					 : strerror(rc));
+		nl_slurm_error(
+			"numalot: cannot write the report %s: %s (an older "
+			"file there is left as it was)",
+			path,
+			rc == EEXIST ? "a file there is not yours"
+				     : strerror(rc));
 	return rc && rc != EALREADY ? -1 : 0;
 }
 
@@ -544,8 +546,8 @@ int nl_agentctl_finish(spank_t sp, const struct nl_site *s,
 
 	/* Without the job's identity nothing can be written safely. */
 	if (step_identity(sp, &id) < 0) {
-		slurm_error("numalot: cannot read the job's identity; no "
-			    "report");
+		nl_slurm_error("numalot: cannot read the job's identity; no "
+			       "report");
 		return -1;
 	}
 	r = step_report(s, &id, e);

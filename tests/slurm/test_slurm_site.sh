@@ -236,6 +236,18 @@ check "(x4) ...and so do the site log and the user's %N" \
 kill "$fp" 2>/dev/null
 wait "$fp" 2>/dev/null
 
+# (x5) A job's strings reach slurmd's log (root's) escaped: a report
+# pattern holding a newline and a line of its own making (a step on two
+# nodes logs its pattern) forges no line there.
+plugstack
+srun -Q -N2 -n2 --numalot=monitor \
+	--numalot-report="$T/x5"$'\n''[2099-01-01T00:00:00.000] error: FORGED.json' true >x5.out 2>&1
+check "(x5) the step exits 0" test $? -eq 0
+check "(x5) no line of the job's making in slurmd's logs" \
+	test "$(cat log/slurmd-nla.log log/slurmd-nlb.log | grep -c '^\[2099')" -eq 0
+check "(x5) ...the pattern is there, escaped" \
+	grep -qF 'x5\x0a[2099-01-01T00:00:00.000] error: FORGED.json' log/slurmd-nla.log
+
 # (e) The option from the environment, and from #SBATCH lines.
 plugstack
 SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot=lbma \
