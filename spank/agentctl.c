@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
@@ -206,6 +207,57 @@ static int service_socket(const char *path)
 	return lstat(serving, &sb) < 0 && errno == ENOENT;
 }
 
+/*
+ * Whether root may run agent: a program of root's that nobody else may
+ * write, in folders only root may change, reached through root's links
+ * only (docs/slurm.md, "Security"): anything else a user could replace,
+ * and root would run the user's program. 0, or -1 with why.
+ */
+static int agent_ok(const char *agent, char *why, size_t len)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s", agent);
+	for (int links = 0; links < 8; links++) {
+		if (nl_owned_parent(path, 0, 0, why, len) < 0)
+			return -1;
+		if (lstat(path, &sb) < 0)
+			return nl_errf(why, len, -errno, "%s", strerror(errno));
+		if (!S_ISLNK(sb.st_mode))
+			break;
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+		if (sb.st_uid != 0 || n <= 0)
+			return nl_errf(why, len, -EPERM,
+				       "%s is a symbolic link of uid %u", path,
+				       (unsigned)sb.st_uid);
+		target[n] = 0;
+		/* A relative target is its link's folder's. */
+		char *slash = strrchr(path, '/');
+		char next[PATH_MAX];
+		if (snprintf(next, sizeof(next), "%.*s%s",
+			     target[0] == '/' ? 0 : (int)(slash - path + 1),
+			     path, target) >= (int)sizeof(next))
+			return nl_errf(why, len, -ENAMETOOLONG, "%s",
+				       strerror(ENAMETOOLONG));
+		snprintf(path, sizeof(path), "%s", next);
+	}
+	if (S_ISLNK(sb.st_mode))
+		return nl_errf(why, len, -ELOOP, "too many links");
+	if (!S_ISREG(sb.st_mode))
+		return nl_errf(why, len, -EINVAL, "not a regular file");
+	if (sb.st_uid != 0 || (sb.st_mode & 022))
+		return nl_errf(why, len, -EPERM,
+			       "%s is uid %u's, mode %04o: only a program of "
+			       "root's that nobody else may write is run as "
+			       "the agent",
+			       path, (unsigned)sb.st_uid,
+			       (unsigned)(sb.st_mode & 07777));
+	if (access(path, X_OK) < 0)
+		return nl_errf(why, len, -errno, "%s", strerror(errno));
+	return 0;
+}
+
 int nl_agentctl_ensure(const struct nl_site *s, double deadline_ms, char *why,
 		       size_t len)
 {
@@ -254,18 +306,10 @@ int nl_agentctl_ensure(const struct nl_site *s, double deadline_ms, char *why,
 			 s->socket, strerror(-rc));
 		return -1;
 	}
-	if (stat(s->agent, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-	    access(s->agent, X_OK) < 0) {
+	if (agent_ok(s->agent, dir_why, sizeof(dir_why)) < 0) {
 		snprintf(why, len,
-			 "no agent answers at %s and %s cannot be "
-			 "run: %s",
-			 s->socket, s->agent,
-			 errno ? strerror(errno) : "not a regular file");
-		if (stat(s->agent, &sb) == 0 && !S_ISREG(sb.st_mode))
-			snprintf(why, len,
-				 "no agent answers at %s and %s cannot be "
-				 "run: not a regular file",
-				 s->socket, s->agent);
+			 "no agent answers at %s and %s cannot be run: %s",
+			 s->socket, s->agent, dir_why);
 		return -1;
 	}
 	/* One starter at a time; the others wait and find it running. */

@@ -282,6 +282,28 @@ ap=$(agent_pid_of "$ROOT/$B/numalot" "$T/x3run/numalotd.sock")
 [ -n "$ap" ] && kill "$ap"
 plugstack
 
+# (x6) agent= a program a user could replace (their file, or root's in
+# their folder): root never runs it; the step runs without numalot and
+# says why (docs/slurm.md, "Security").
+mkdir -p "$T/rbin" "$T/ubin" && chown nobody "$T/ubin"
+printf '#!/bin/sh\ntouch %s/rootonly/ran-as-root\nexec %s "$@"\n' "$T" "$ROOT/$B/numalotd" >"$T/rbin/numalotd"
+chmod 755 "$T/rbin/numalotd" && chown nobody "$T/rbin/numalotd"
+plugstack agent=$T/rbin/numalotd socket=$T/x6run/numalotd.sock
+srun -Q --numalot=monitor -n1 --numalot-report="$T/x6.json" true >x6.out 2>&1
+check "(x6) an agent that is a user's file: the step exits 0" test $? -eq 0
+check "(x6) ...root did not run it" test ! -e "$T/rootonly/ran-as-root"
+check "(x6) ...and the report says why" grep -q "numalotd is uid $(id -u nobody)'s, mode 0755" x6.json
+cp -p "$T/rbin/numalotd" "$T/ubin/numalotd" && chown root "$T/ubin/numalotd"
+plugstack agent=$T/ubin/numalotd socket=$T/x6run/numalotd.sock
+srun -Q --numalot=monitor -n1 --numalot-report="$T/x6b.json" true >x6b.out 2>&1
+check "(x6) root's agent in a user's folder: not run either" \
+	test ! -e "$T/rootonly/ran-as-root"
+check "(x6) ...and the report says why" grep -q "$T/ubin belongs to uid $(id -u nobody)" x6b.json
+ap=$(agent_pid_of "$ROOT/$B/numalot" "$T/x6run/numalotd.sock")
+[ -n "$ap" ] && kill "$ap"
+rm -f "$T/rootonly/ran-as-root"
+plugstack
+
 # (g) no option, or off: no agent contact, no report.
 before=$(grep -c "task pid" agent.log)
 srun -Q -n1 "$W" --threads 2 --seconds 0.5 >/dev/null 2>&1
