@@ -220,10 +220,12 @@ static int agent_ok(const char *agent, char *why, size_t len)
 
 	snprintf(path, sizeof(path), "%s", agent);
 	for (int links = 0; links < 8; links++) {
-		if (nl_owned_parent(path, 0, 0, why, len) < 0)
-			return -1;
 		if (lstat(path, &sb) < 0)
 			return nl_errf(why, len, -errno, "%s", strerror(errno));
+		if (!S_ISLNK(sb.st_mode) && !S_ISREG(sb.st_mode))
+			return nl_errf(why, len, -EINVAL, "not a regular file");
+		if (nl_owned_parent(path, 0, 0, why, len) < 0)
+			return -1;
 		if (!S_ISLNK(sb.st_mode))
 			break;
 		ssize_t n = readlink(path, target, sizeof(target) - 1);
@@ -244,8 +246,6 @@ static int agent_ok(const char *agent, char *why, size_t len)
 	}
 	if (S_ISLNK(sb.st_mode))
 		return nl_errf(why, len, -ELOOP, "too many links");
-	if (!S_ISREG(sb.st_mode))
-		return nl_errf(why, len, -EINVAL, "not a regular file");
 	if (sb.st_uid != 0 || (sb.st_mode & 022))
 		return nl_errf(why, len, -EPERM,
 			       "%s is uid %u's, mode %04o: only a program of "

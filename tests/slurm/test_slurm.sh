@@ -29,7 +29,8 @@ trap finish EXIT
 . tests/lib.sh
 agent_pid() { agent_pid_of "$ROOT/$B/numalot" "$SOCK"; }
 W="$ROOT/$B/numalot-workload"
-BASE="agent=$ROOT/$B/numalotd socket=$SOCK log=$T/agent.log topology=numa:2,core:1,pu:1 idle_exit=120"
+AGENT=$(cluster_agent "$T" "$ROOT/$B/numalotd")
+BASE="agent=$AGENT socket=$SOCK log=$T/agent.log topology=numa:2,core:1,pu:1 idle_exit=120"
 plugstack() { echo "required $ROOT/$B/numalot.so $BASE $*" >"$T/plugstack.conf"; }
 
 cluster_start "$T" "$ROOT/$B/numalot.so" $BASE || { echo "not ok - cluster did not start"; exit 1; }
@@ -397,7 +398,7 @@ if command -v systemd-socket-activate >/dev/null; then
 		>/dev/null 2>"$T/svc.log" &
 	bg+=($!)
 	for _ in $(seq 100); do [ -S "$T/svc.sock" ] && break; sleep 0.05; done
-	echo "required $ROOT/$B/numalot.so agent=$ROOT/$B/numalotd socket=$T/svc.sock topology=numa:2,core:1,pu:1 allow=imar2,monitor" >"$T/plugstack.conf"
+	echo "required $ROOT/$B/numalot.so agent=$AGENT socket=$T/svc.sock topology=numa:2,core:1,pu:1 allow=imar2,monitor" >"$T/plugstack.conf"
 	srun -Q -n1 --numalot=monitor --numalot-period=0.2 --numalot-report="$T/h12.json" \
 		"$W" --threads 2 --seconds 1 >h12.out 2>&1
 	check "(h4) a service's agent serves the step" \

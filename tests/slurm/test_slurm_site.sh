@@ -31,7 +31,7 @@ trap finish EXIT
 . tests/lib.sh
 N="$ROOT/$B/numalot"
 W="$ROOT/$B/numalot-workload"
-BASE="agent=$ROOT/$B/numalotd topology=numa:2,core:1,pu:1 idle_exit=120"
+BASE="agent=$(cluster_agent "$T" "$ROOT/$B/numalotd") topology=numa:2,core:1,pu:1 idle_exit=120"
 # plugstack ARGS...: srun's file, and each node's with its own agent.
 plugstack() {
 	local n
