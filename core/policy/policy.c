@@ -333,6 +333,8 @@ static int policy_moves(struct step *st, const struct nl_policy_hooks *h,
 		rc = release_crowded(st);
 		if (rc == 0)
 			rc = relieve_shared_cores(st);
+		if (rc == 0)
+			rc = nl_make_room(st);
 		if (rc)
 			return rc;
 	}
