@@ -82,7 +82,7 @@ INC_core/agent := $(INC_core/engine) -Icore/real/procfs -Icore/real/counters \
 # The command line: what its outputs share (cli/out: messages, files,
 # pages), the report's renderers (cli/report, on a report's digest), the
 # bench's (cli/bench, on a simulated run), then the commands on all.
-INC_core/cli/out := $(INC_core/base) -Icore/cli/out
+INC_core/cli/out := $(INC_core/base) -Icore/protocol -Icore/cli/out
 INC_core/cli/report := $(INC_core/base) -Icore/digest -Icore/cli/out \
 	-Icore/cli/report
 INC_core/cli/bench := $(INC_core/simrun) -Icore/cli/out -Icore/cli/bench
@@ -220,11 +220,13 @@ $(BUILD)/fuzz/fuzz_protocol: tests/fuzz/fuzz_protocol.c $(PROTO_SRC) \
 
 $(BUILD)/fuzz/fuzz_site: tests/fuzz/fuzz_site.c spank/site.c spank/site.h \
 	spank/report_path.c spank/report_path.h core/protocol/siteconf.c \
-	core/protocol/policy_names.c core/protocol/policy_list.h core/base/util.c
+	core/protocol/rootdir.c core/protocol/policy_names.c \
+	core/protocol/policy_list.h core/base/util.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) $(INC_spank) -o $@ $< spank/site.c \
 		spank/report_path.c core/protocol/siteconf.c \
-		core/protocol/policy_names.c core/base/util.c -lm
+		core/protocol/rootdir.c core/protocol/policy_names.c \
+		core/base/util.c -lm
 
 # The plain pass runs the fuzz targets briefly (where clang is).
 test-bin: $(NUMALOT) $(NUMALOTD) $(WORKLOAD) $(SPANK) $(TESTS) \

@@ -12,7 +12,12 @@
 set -eu
 log=${1:?usage: numalot-textfile.sh SITE_LOG OUTPUT.prom}
 out=${2:?usage: numalot-textfile.sh SITE_LOG OUTPUT.prom}
-tmp="$out.tmp.$$"
+# A new file beside the output (mktemp: O_EXCL, no link followed), renamed
+# over it (mv -T: a link there, even to a folder, is replaced, never
+# followed): run by root in a folder another user may write (the
+# prometheus user's), that user chooses nothing (docs/slurm.md,
+# "Security").
+tmp=$(mktemp "$out.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
 # A torn or foreign line is skipped, never fatal.
 jq -nrR '
@@ -40,5 +45,5 @@ jq -nrR '
 		| "numalot_cpu_seconds_total{policy=\"\($p)\",numa_node=\"\(.[0].key)\"} \(map(.value // 0) | add)")
 ' <"$log" >"$tmp"
 chmod 0644 "$tmp"
-mv -f "$tmp" "$out"
+mv -fT "$tmp" "$out"
 trap - EXIT

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
@@ -24,6 +25,7 @@
 #include "siteconf.h"
 #include "version.h"
 #include "util.h"
+#include "slog.h" /* last: it poisons slurm_error */
 
 /* Milliseconds left before deadline_ms (monotonic), at least 0. */
 static int left_ms(double deadline_ms)
@@ -60,9 +62,9 @@ static int spawn_agent(const struct nl_site *s)
 	int log = s->log[0] ? nl_open_owned_log(s->log, 0640, why, sizeof(why))
 			    : -1;
 	if (s->log[0] && log < 0) {
-		slurm_error("numalot: the agent's log %s: %s; it logs to "
-			    "syslog instead",
-			    s->log, why);
+		nl_slurm_error("numalot: the agent's log %s: %s; it logs to "
+			       "syslog instead",
+			       s->log, why);
 		log = -1;
 	}
 	char idle[32], period[32], minp[32], maxp[32], allow[64], force[32],
@@ -205,6 +207,57 @@ static int service_socket(const char *path)
 	return lstat(serving, &sb) < 0 && errno == ENOENT;
 }
 
+/*
+ * Whether root may run agent: a program of root's that nobody else may
+ * write, in folders only root may change, reached through root's links
+ * only (docs/slurm.md, "Security"): anything else a user could replace,
+ * and root would run the user's program. 0, or -1 with why.
+ */
+static int agent_ok(const char *agent, char *why, size_t len)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s", agent);
+	for (int links = 0; links < 8; links++) {
+		if (lstat(path, &sb) < 0)
+			return nl_errf(why, len, -errno, "%s", strerror(errno));
+		if (!S_ISLNK(sb.st_mode) && !S_ISREG(sb.st_mode))
+			return nl_errf(why, len, -EINVAL, "not a regular file");
+		if (nl_owned_parent(path, 0, 0, why, len) < 0)
+			return -1;
+		if (!S_ISLNK(sb.st_mode))
+			break;
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+		if (sb.st_uid != 0 || n <= 0)
+			return nl_errf(why, len, -EPERM,
+				       "%s is a symbolic link of uid %u", path,
+				       (unsigned)sb.st_uid);
+		target[n] = 0;
+		/* A relative target is its link's folder's. */
+		char *slash = strrchr(path, '/');
+		char next[PATH_MAX];
+		if (snprintf(next, sizeof(next), "%.*s%s",
+			     target[0] == '/' ? 0 : (int)(slash - path + 1),
+			     path, target) >= (int)sizeof(next))
+			return nl_errf(why, len, -ENAMETOOLONG, "%s",
+				       strerror(ENAMETOOLONG));
+		snprintf(path, sizeof(path), "%s", next);
+	}
+	if (S_ISLNK(sb.st_mode))
+		return nl_errf(why, len, -ELOOP, "too many links");
+	if (sb.st_uid != 0 || (sb.st_mode & 022))
+		return nl_errf(why, len, -EPERM,
+			       "%s is uid %u's, mode %04o: only a program of "
+			       "root's that nobody else may write is run as "
+			       "the agent",
+			       path, (unsigned)sb.st_uid,
+			       (unsigned)(sb.st_mode & 07777));
+	if (access(path, X_OK) < 0)
+		return nl_errf(why, len, -errno, "%s", strerror(errno));
+	return 0;
+}
+
 int nl_agentctl_ensure(const struct nl_site *s, double deadline_ms, char *why,
 		       size_t len)
 {
@@ -227,7 +280,7 @@ int nl_agentctl_ensure(const struct nl_site *s, double deadline_ms, char *why,
 	rc = hello(s->socket, deadline_ms);
 	if (rc == 0 && !told++ && s->line_agent_keys[0] &&
 	    service_socket(s->socket))
-		slurm_info(
+		nl_slurm_info(
 			"numalot: plugstack.conf sets %s, which the service's "
 			"agent at %s does not read (it reads %s and its own "
 			"command line): keep them there (docs/slurm.md, "
@@ -253,18 +306,10 @@ int nl_agentctl_ensure(const struct nl_site *s, double deadline_ms, char *why,
 			 s->socket, strerror(-rc));
 		return -1;
 	}
-	if (stat(s->agent, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-	    access(s->agent, X_OK) < 0) {
+	if (agent_ok(s->agent, dir_why, sizeof(dir_why)) < 0) {
 		snprintf(why, len,
-			 "no agent answers at %s and %s cannot be "
-			 "run: %s",
-			 s->socket, s->agent,
-			 errno ? strerror(errno) : "not a regular file");
-		if (stat(s->agent, &sb) == 0 && !S_ISREG(sb.st_mode))
-			snprintf(why, len,
-				 "no agent answers at %s and %s cannot be "
-				 "run: not a regular file",
-				 s->socket, s->agent);
+			 "no agent answers at %s and %s cannot be run: %s",
+			 s->socket, s->agent, dir_why);
 		return -1;
 	}
 	/* One starter at a time; the others wait and find it running. */
@@ -375,7 +420,7 @@ static struct json_object *lost_report(const char *reason)
 
 static void log_error(const char *msg)
 {
-	slurm_error("%s", msg);
+	nl_slurm_error("%s", msg);
 }
 
 /* Who the step is: what a report needs to be written safely. */
@@ -464,7 +509,7 @@ static struct json_object *step_report(const struct nl_site *s,
 			 "the agent was lost during the step (%s); its threads "
 			 "ran on where they were",
 			 rc ? strerror(-rc) : "no report in its reply");
-	slurm_error("numalot: job %u step %u: %s", id->job, id->step, why);
+	nl_slurm_error("numalot: job %u step %u: %s", id->job, id->step, why);
 	return lost_report(why);
 }
 
@@ -524,14 +569,15 @@ static int write_user_copy(const struct step_id *id, const char *path,
 	int rc = nl_write_report_as(path, body, &o);
 
 	if (rc == EALREADY)
-		slurm_info("numalot: kept the report the agent wrote to %s",
-			   path);
+		nl_slurm_info("numalot: kept the report the agent wrote to %s",
+			      path);
 	else if (rc)
-		slurm_error("numalot: cannot write the report %s: %s (an older "
-			    "file there is left as it was)",
-			    path,
-			    rc == EEXIST ? "a file there is not yours"
-					 : strerror(rc));
+		nl_slurm_error(
+			"numalot: cannot write the report %s: %s (an older "
+			"file there is left as it was)",
+			path,
+			rc == EEXIST ? "a file there is not yours"
+				     : strerror(rc));
 	return rc && rc != EALREADY ? -1 : 0;
 }
 
@@ -544,8 +590,8 @@ int nl_agentctl_finish(spank_t sp, const struct nl_site *s,
 
 	/* Without the job's identity nothing can be written safely. */
 	if (step_identity(sp, &id) < 0) {
-		slurm_error("numalot: cannot read the job's identity; no "
-			    "report");
+		nl_slurm_error("numalot: cannot read the job's identity; no "
+			       "report");
 		return -1;
 	}
 	r = step_report(s, &id, e);

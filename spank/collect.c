@@ -12,6 +12,7 @@
 #include "protocol.h"
 #include "rootdir.h"
 #include "rwrite.h"
+#include "util.h"
 
 /* The site's files: folders 0750, files 0640, written by root. */
 #define SITE_DIR_MODE 0750
@@ -57,8 +58,12 @@ char *nl_site_line(struct json_object *report, const struct nl_collect_ids *id,
 	}
 	const char *text = json_object_to_json_string_ext(
 		line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (text && (out = malloc(strlen(text) + 2)))
+	if (text && (out = malloc(strlen(text) + 2))) {
 		sprintf(out, "%s\n", text);
+		/* json-c passes bytes past 0x7f as they are: a job's (the
+		 * cluster srun passed) must not make the line invalid. */
+		nl_utf8_scrub(out);
+	}
 	json_object_put(line);
 	json_object_put(d);
 	return out;

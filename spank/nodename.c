@@ -2,37 +2,16 @@
 #include "nodename.h"
 
 #include <dirent.h>
-#include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "protocol.h"
-
-/* 1 when inode is one of the sockets open in proc/self/fd. */
-static int ours(const char *proc, unsigned long inode)
-{
-	char dir[512], target[64], want[48];
-	struct dirent *d;
-	DIR *fds;
-	int found = 0;
-
-	snprintf(dir, sizeof(dir), "%s/self/fd", proc);
-	snprintf(want, sizeof(want), "socket:[%lu]", inode);
-	if (!(fds = opendir(dir)))
-		return 0;
-	while (!found && (d = readdir(fds))) {
-		ssize_t n = readlinkat(dirfd(fds), d->d_name, target,
-				       sizeof(target) - 1);
-		if (n > 0) {
-			target[n] = 0;
-			found = !strcmp(target, want);
-		}
-	}
-	closedir(fds);
-	return found;
-}
 
 /* The node's name in a step socket's path ".../NODE_JOB.STEP[.COMP]"; 0,
  * or -1 when the path is not this step's. */
@@ -56,29 +35,54 @@ static int name_in(const char *path, const char *suffix, char *out, size_t len)
 	return nl_node_name_ok(out) ? 0 : -1;
 }
 
-int nl_stepd_node_name(const char *proc, uint32_t job, uint32_t step, char *out,
-		       size_t len)
+/*
+ * The name a socket of this process is bound to, asked of the socket
+ * itself (getsockname): never read from /proc/net/unix, where the kernel
+ * prints every socket's name as it is, newlines too, so that any local
+ * user's socket can add a line that names this process's socket's inode
+ * with a path of the user's choosing (docs/slurm.md, "Security").
+ */
+static int bound_path(int fd, char *path, size_t len)
 {
-	char file[512], line[4200], suffix[32];
-	FILE *f;
+	struct sockaddr_un sa;
+	socklen_t sl = sizeof(sa);
+	struct stat sb;
+	size_t n;
+
+	if (fstat(fd, &sb) < 0 || !S_ISSOCK(sb.st_mode) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl) < 0 ||
+	    sa.sun_family != AF_UNIX ||
+	    sl <= offsetof(struct sockaddr_un, sun_path) || !sa.sun_path[0])
+		return -1; /* not a socket, not AF_UNIX, unbound or abstract */
+	n = strnlen(sa.sun_path, sl - offsetof(struct sockaddr_un, sun_path));
+	if (n >= len)
+		return -1;
+	memcpy(path, sa.sun_path, n);
+	path[n] = 0;
+	return 0;
+}
+
+int nl_stepd_node_name(uint32_t job, uint32_t step, char *out, size_t len)
+{
+	char suffix[32], path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+	struct dirent *d;
+	DIR *fds;
 	int rc = -1;
 
-	snprintf(file, sizeof(file), "%s/net/unix", proc);
 	snprintf(suffix, sizeof(suffix), "%u.%u", job, step);
-	if (!(f = fopen(file, "re")))
-		return -1;
-	while (rc < 0 && fgets(line, sizeof(line), f)) {
-		unsigned long inode;
-		char path[4097];
-		/* Num RefCount Protocol Flags Type St Inode Path */
-		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %lu %4096s", &inode,
-			   path) != 2 ||
-		    name_in(path, suffix, out, len) < 0)
-			continue;
-		if (ours(proc, inode))
-			rc = 0;
+	/* This process's descriptors: only the kernel writes this list. */
+	if ((fds = opendir("/proc/self/fd"))) {
+		while (rc < 0 && (d = readdir(fds))) {
+			char *end;
+			long fd = strtol(d->d_name, &end, 10);
+			if (*end || end == d->d_name || fd == dirfd(fds))
+				continue;
+			if (bound_path((int)fd, path, sizeof(path)) == 0 &&
+			    name_in(path, suffix, out, len) == 0)
+				rc = 0;
+		}
+		closedir(fds);
 	}
-	fclose(f);
 	if (rc < 0 && len)
 		out[0] = 0;
 	return rc;

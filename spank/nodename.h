@@ -11,12 +11,12 @@
 
 /*
  * The name slurmstepd gave its own socket for job.step (SPOOL/NODE_JOB.STEP,
- * a socket this process holds open), from proc ("/proc") /net/unix and
- * /self/fd. 0, or -1 (out "") when there is none or the name is not a
- * safe node name (nl_node_name_ok).
+ * a socket this process holds open), asked of each socket this process
+ * holds (getsockname), never read from /proc/net/unix, which any local
+ * user can add lines to. 0, or -1 (out "") when there is none or the name
+ * is not a safe node name (nl_node_name_ok).
  */
-int nl_stepd_node_name(const char *proc, uint32_t job, uint32_t step, char *out,
-		       size_t len);
+int nl_stepd_node_name(uint32_t job, uint32_t step, char *out, size_t len);
 
 /* The host's short name when it is a safe node name: 0, or -1 (out ""). */
 int nl_host_node_name(char *out, size_t len);

@@ -32,6 +32,7 @@
 #include "report_path.h"
 #include "site.h"
 #include "siteconf.h"
+#include "slog.h" /* last: it poisons slurm_error */
 
 SPANK_PLUGIN(numalot, 1);
 
@@ -69,7 +70,7 @@ static struct {
 
 static void complain(const char *msg)
 {
-	slurm_error("%s", msg);
+	nl_slurm_error("%s", msg);
 }
 
 /* The site's errors in a step, gathered for one line of slurmd's log. */
@@ -96,7 +97,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		     : ctx == S_CTX_REMOTE ? gather
 					   : NULL);
 	if (site_errors[0])
-		slurm_info("numalot: site configuration: %s", site_errors);
+		nl_slurm_info("numalot: site configuration: %s", site_errors);
 	site_ready = 1;
 	nl_options_register(sp, &site);
 	return 0; /* never fail here: a remote failure drains the node */
@@ -135,12 +136,12 @@ static void node_name_now(spank_t sp, char *buf, size_t len)
 	uint32_t job = 0, stepid = 0;
 	if (spank_get_item(sp, S_JOB_ID, &job) == ESPANK_SUCCESS &&
 	    spank_get_item(sp, S_JOB_STEPID, &stepid) == ESPANK_SUCCESS &&
-	    nl_stepd_node_name("/proc", job, stepid, buf, len) == 0)
+	    nl_stepd_node_name(job, stepid, buf, len) == 0)
 		return;
 	if (nl_host_node_name(buf, len) == 0)
 		return;
-	slurm_error("numalot: neither slurmstepd's socket nor the host name "
-		    "gives a usable node name; no site copy for this step");
+	nl_slurm_error("numalot: neither slurmstepd's socket nor the host name "
+		       "gives a usable node name; no site copy for this step");
 }
 
 /* What srun's file name tokens stand for on this node (report_path.h). */
@@ -227,23 +228,23 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		char msg[300];
 		if (site.force >= 0 && nl_user.choice >= 0 &&
 		    nl_user.choice != site.force)
-			slurm_info("numalot: this cluster forces "
-				   "--numalot=%s",
-				   nl_choice_name(site.force));
+			nl_slurm_info("numalot: this cluster forces "
+				      "--numalot=%s",
+				      nl_choice_name(site.force));
 		nl_site_misconfigured(&site, msg, sizeof(msg));
 		if (msg[0])
-			slurm_error("%s", msg);
+			nl_slurm_error("%s", msg);
 		/* srun, sbatch, salloc: before the job. An optional plugin's
 		 * error does not stop them (Slurm goes on): exit, as an
 		 * option's error does. */
 		if (refused && (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR)) {
-			slurm_error("%s", refusal);
+			nl_slurm_error("%s", refusal);
 			exit(1);
 		}
 		if (implied)
-			slurm_info("numalot: --numalot-report without "
-				   "--numalot: numalot watches the step "
-				   "(--numalot=monitor)");
+			nl_slurm_info("numalot: --numalot-report without "
+				      "--numalot: numalot watches the step "
+				      "(--numalot=monitor)");
 		return 0;
 	}
 	if (spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
@@ -259,9 +260,9 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	/* The report the user asked for is checked by each task, before
 	 * the program (early.h). */
 	if (step.user_copy && nl_user.report[0] && nl_early_setup() < 0)
-		slurm_error("numalot: --numalot-report=%s cannot be checked "
-			    "before the tasks start: %m",
-			    nl_user.report);
+		nl_slurm_error("numalot: --numalot-report=%s cannot be checked "
+			       "before the tasks start: %m",
+			       nl_user.report);
 	/* Before the tasks are forked, so that a task can tell its user
 	 * (task_init) when the agent is not there. The step waits on the
 	 * agent at most wait= in all (docs/slurm.md). */
@@ -329,8 +330,8 @@ static void cpu_list(pid_t pid, char *buf, size_t len)
 static void give_up(const char *why)
 {
 	if (!step.failed)
-		slurm_error("numalot: %s; the step runs on without numalot",
-			    why);
+		nl_slurm_error("numalot: %s; the step runs on without numalot",
+			       why);
 	step.failed = 1;
 	snprintf(step.reason, sizeof(step.reason), "%s", why);
 }
@@ -440,9 +441,9 @@ static void finish(spank_t sp)
 		step.user_copy = 0;
 	if (step.user_copy && nl_path_expand(step.pattern, step.cwd, &n.ids,
 					     path, sizeof(path)) < 0) {
-		slurm_error("numalot: --numalot-report=%s makes a path over "
-			    "%zu characters; no report for the user",
-			    step.pattern, sizeof(path));
+		nl_slurm_error("numalot: --numalot-report=%s makes a path over "
+			       "%zu characters; no report for the user",
+			       step.pattern, sizeof(path));
 		path[0] = 0;
 	}
 	struct nl_step_end e = {.attempted = step.attempted,
@@ -462,8 +463,9 @@ static void finish(spank_t sp)
 			"numalot: --numalot-report=%s names one file for the "
 			"step's nodes: each node writes its own, %s\n",
 			nl_user.report, step.pattern);
-		slurm_info("numalot: --numalot-report=%s: each node writes %s",
-			   nl_user.report, step.pattern);
+		nl_slurm_info(
+			"numalot: --numalot-report=%s: each node writes %s",
+			nl_user.report, step.pattern);
 	}
 }
 

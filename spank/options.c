@@ -9,6 +9,7 @@
 
 #include "report_path.h"
 #include "version.h"
+#include "slog.h" /* last: it poisons slurm_error */
 
 struct nl_user_opts nl_user = {.choice = -1, .bindings = -1};
 
@@ -111,7 +112,7 @@ static int repeated(int val, const char *optarg, int remote)
 				 numalot_options[val].name, optarg, msg,
 				 sizeof(msg)) == 0)
 		return 0;
-	slurm_error("%s", msg);
+	nl_slurm_error("%s", msg);
 	return 1;
 }
 
@@ -131,11 +132,11 @@ static int opt_policy(int val, const char *optarg, int remote)
 	if (nl_site_check_choice(site, optarg, &c, msg, sizeof(msg)) < 0) {
 		if (remote) {
 			/* Never fail a task on the node: leave it alone. */
-			slurm_error("%s; numalot is off for this step", msg);
+			nl_slurm_error("%s; numalot is off for this step", msg);
 			nl_user.choice = NL_CHOICE_OFF;
 			return 0;
 		}
-		slurm_error("%s", msg);
+		nl_slurm_error("%s", msg);
 		return -1;
 	}
 	nl_user.choice = (int)c;
@@ -148,19 +149,20 @@ static int opt_report(int val, const char *optarg, int remote)
 	if (repeated(val, optarg, remote))
 		return -1;
 	if (!optarg || strlen(optarg) >= sizeof(nl_user.report) - 8) {
-		slurm_error("numalot: --numalot-report: the pattern is over "
-			    "%zu characters",
-			    sizeof(nl_user.report) - 8);
+		nl_slurm_error("numalot: --numalot-report: the pattern is over "
+			       "%zu characters",
+			       sizeof(nl_user.report) - 8);
 		return remote ? 0 : -1;
 	}
 	if (nl_path_check(optarg, msg, sizeof(msg)) < 0) {
-		slurm_error("numalot: --numalot-report=%s: %s", optarg, msg);
+		nl_slurm_error("numalot: --numalot-report=%s: %s", optarg, msg);
 		return remote ? 0 : -1;
 	}
 	if (!remote && site->user_reports == NL_USER_REPORTS_NEVER)
-		slurm_info("numalot: this cluster keeps numalot's reports for "
-			   "its administrators (user_reports=never): "
-			   "--numalot-report is ignored");
+		nl_slurm_info(
+			"numalot: this cluster keeps numalot's reports for "
+			"its administrators (user_reports=never): "
+			"--numalot-report is ignored");
 	strcpy(nl_user.report, optarg);
 	return 0;
 }
@@ -173,9 +175,9 @@ static int opt_bindings(int val, const char *optarg, int remote)
 		nl_user.bindings = !strcmp(optarg, "keep");
 		return 0;
 	}
-	slurm_error("numalot: --numalot-bindings wants keep or free, not "
-		    "\"%s\"",
-		    optarg ? optarg : "");
+	nl_slurm_error("numalot: --numalot-bindings wants keep or free, not "
+		       "\"%s\"",
+		       optarg ? optarg : "");
 	return remote ? 0 : -1;
 }
 
@@ -186,7 +188,7 @@ static int opt_period(int val, const char *optarg, int remote)
 		return -1;
 	if (nl_site_check_period(site, optarg, &nl_user.period, msg,
 				 sizeof(msg)) < 0) {
-		slurm_error("%s", msg);
+		nl_slurm_error("%s", msg);
 		nl_user.period = 0;
 		return remote ? 0 : -1;
 	}
@@ -199,5 +201,6 @@ void nl_options_register(spank_t sp, const struct nl_site *s)
 	numalot_options[0].usage = policy_usage();
 	for (struct spank_option *o = numalot_options; o->name; o++)
 		if (spank_option_register(sp, o) != ESPANK_SUCCESS)
-			slurm_error("numalot: cannot register --%s", o->name);
+			nl_slurm_error("numalot: cannot register --%s",
+				       o->name);
 }

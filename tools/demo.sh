@@ -37,7 +37,10 @@ if [ "$nodes" = 1 ] && [ $((cpus % 2)) -eq 0 ]; then
 fi
 
 say "a single-node Slurm cluster with the numalot plugin"
-cluster_start "$T" "$ROOT/$B/numalot.so" agent="$ROOT/$B/numalotd" \
+# Root runs only an agent no user could replace (docs/slurm.md,
+# "Security"): a checkout may be a user's, so a copy in root's folder.
+install -m 0755 "$ROOT/$B/numalotd" "$T/numalotd"
+cluster_start "$T" "$ROOT/$B/numalot.so" agent="$T/numalotd" \
 	socket="$SOCK" log="$T/agent.log" $topo || exit 1
 grep -v '^$' "$T/plugstack.conf"
 cd "$T"

@@ -60,21 +60,6 @@ static int log_allow(const char *fmt, unsigned *dropped)
 	return 1;
 }
 
-void nl_log_escape(char *out, size_t len, const char *in)
-{
-	size_t n = 0;
-	for (; *in && n + 5 < len; in++) {
-		unsigned char c = (unsigned char)*in;
-		if (c < 0x20 || c == 0x7f || c == '\\')
-			n += (size_t)snprintf(out + n, len - n,
-					      c == '\\' ? "\\\\" : "\\x%02x",
-					      c);
-		else
-			out[n++] = (char)c;
-	}
-	out[n < len ? n : len - 1] = 0;
-}
-
 void nl_log(int level, const char *fmt, ...)
 {
 	static const char *const names[] = {"error", "warning", "info",

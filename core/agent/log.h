@@ -9,7 +9,5 @@ enum { NL_LOG_ERROR, NL_LOG_WARNING, NL_LOG_INFO, NL_LOG_DEBUG };
 void nl_log_setup(int level, int use_syslog);
 void nl_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* in, with control characters and backslashes escaped (\xNN), into out. */
-void nl_log_escape(char *out, size_t len, const char *in);
 
 #endif

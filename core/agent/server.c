@@ -232,6 +232,7 @@ static struct json_object *new_step(struct nl_server *s,
 	if (by_root && q->report[0]) {
 		snprintf(n->report, sizeof(n->report), "%s", q->report);
 		n->gid = q->has_gid ? q->gid : 0;
+		n->has_gid = q->has_gid;
 	}
 	snprintf(n->node, sizeof(n->node), "%s", by_root ? q->node : "");
 	if (domain < 0) {
@@ -573,9 +574,9 @@ void nl_server_user_copy(struct nl_server *s, const struct nl_step *st,
 {
 	struct passwd *pw = getpwuid(st->uid);
 	struct nl_write_as o = {.uid = st->uid,
-				.gid = st->gid ? st->gid
-				       : pw    ? pw->pw_gid
-					       : 0,
+				.gid = st->has_gid ? st->gid
+				       : pw	   ? pw->pw_gid
+						   : 0,
 				.mode = 0644,
 				.dir_mode = 0755,
 				.timeout_ms = 5000,
@@ -587,6 +588,15 @@ void nl_server_user_copy(struct nl_server *s, const struct nl_step *st,
 	(void)s;
 	if (!st->by_root || !st->report[0])
 		return;
+	/* The job's group, else its user's: never root's made up when
+	 * neither is known (no name for the uid, NSS down): no report. */
+	if (!st->has_gid && !pw) {
+		nl_log(NL_LOG_WARNING,
+		       "report %s of job %u step %u: no group known for uid "
+		       "%u: not written",
+		       st->report, st->job, st->step, (unsigned)st->uid);
+		return;
+	}
 	if (pw && getgrouplist(pw->pw_name, o.gid, groups, &ng) >= 0) {
 		o.groups = groups;
 		o.ngroups = ng;

@@ -28,6 +28,7 @@ struct nl_step {
 	double done_since_s; /* when all its tasks had ended, < 0 running */
 	char report[1024];   /* the user's report path ("" unknown) */
 	gid_t gid;	     /* the job's group, for writing it */
+	int has_gid;	     /* ...when the registration gave it */
 	char limits[512]; /* what the site's limits changed, for the report */
 	char node[64];	  /* Slurm's name of the node ("" the host's) */
 };

@@ -233,3 +233,18 @@ double nl_mono_s(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+
+void nl_log_escape(char *out, size_t len, const char *in)
+{
+	size_t n = 0;
+	for (; *in && n + 5 < len; in++) {
+		unsigned char c = (unsigned char)*in;
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			n += (size_t)snprintf(out + n, len - n,
+					      c == '\\' ? "\\\\" : "\\x%02x",
+					      c);
+		else
+			out[n++] = (char)c;
+	}
+	out[n < len ? n : len - 1] = 0;
+}

@@ -61,4 +61,9 @@ int nl_own_nice(int want, int raise_only, int *now);
  * raised priority. */
 void nl_own_nice_undo(void);
 
+/* in, with control characters and backslashes escaped (\xNN), into out:
+ * what a log line holds that a peer or a job sent never forges a line
+ * (numalotd's log, the plugin's lines in Slurm's). */
+void nl_log_escape(char *out, size_t len, const char *in);
+
 #endif

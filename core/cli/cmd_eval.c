@@ -460,6 +460,24 @@ int nl_cmd_eval(int argc, char **argv)
 	}
 	c->nodes = numa_num_configured_nodes();
 	c->one_node = c->nodes < 2;
+	/* As root, the logs' folder and the page only where no user can
+	 * choose where they go (cli_out.h); the JSON is written before the
+	 * first run. */
+	char why[PATH_MAX + 800];
+	static char logs[PATH_MAX];
+	int shared;
+	if (c->logs && nl_cli_root_dir(c->logs, logs, sizeof(logs), why,
+				       sizeof(why)) < 0) {
+		nl_cli_error(EVAL_CMD, "--logs=%s: %s", c->logs, why);
+		return NL_EXIT_USAGE;
+	}
+	if (c->logs)
+		c->logs = logs;
+	if (c->html &&
+	    nl_cli_may_write(c->html, &shared, why, sizeof(why)) < 0) {
+		nl_cli_error(EVAL_CMD, "%s", why);
+		return NL_EXIT_USAGE;
+	}
 	if (c->logs && mkdir(c->logs, 0755) < 0 && errno != EEXIST) {
 		nl_cli_error(EVAL_CMD, "--logs=%s: %m", c->logs);
 		return NL_EXIT_USAGE;

@@ -389,6 +389,13 @@ static int run_or_attach(int argc, char **argv, const char *cmd)
 		nl_cli_error(cmd, "cannot write report %s: %s", a.report, err);
 		return NL_EXIT_USAGE;
 	}
+	int shared;
+	char why[PATH_MAX + 800];
+	if (a.report &&
+	    nl_cli_may_write(a.report, &shared, why, sizeof(why)) < 0) {
+		nl_cli_error(cmd, "%s", why);
+		return NL_EXIT_USAGE;
+	}
 	/* Every period builds and frees the same arrays: keep the memory
 	 * rather than give it back and fault it in again. */
 	mallopt(M_TRIM_THRESHOLD, 64 << 20);

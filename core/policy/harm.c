@@ -18,13 +18,22 @@
  * domain's total (a job's gain does not pay for another's loss). */
 #define HARM_PROC_MARGIN 0.03
 
+/* Thread i's progress: its ops/s, or where only its CPU share is
+ * measured, that times its share of its core (SMT siblings busy beside it
+ * take from it what no CPU share shows). */
+static double progress(const struct step *st, int i)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	return t->tput_ops ? t->tput : t->tput * nl_step_core_share(st, i);
+}
+
 static double throughput(const struct step *st, int *count)
 {
 	double sum = 0;
 	*count = 0;
 	for (int i = 0; i < st->v->nthreads; i++)
 		if (nl_step_in_domain(st, i) && st->v->threads[i].has_perf) {
-			sum += st->v->threads[i].tput;
+			sum += progress(st, i);
 			(*count)++;
 		}
 	return sum;
@@ -106,7 +115,7 @@ static void note_processes(struct step *st, int os)
 			pid = t->pid;
 			sum = 0;
 		}
-		sum += t->tput;
+		sum += progress(st, i);
 	}
 }
 
@@ -119,6 +128,17 @@ static int a_process_lost(const struct nl_policy_state *s)
 			    s->hp[k].placed * (1 + HARM_PROC_MARGIN))
 			return 1;
 	return 0;
+}
+
+/* Would thread i, sent to cpu, leave the node of memory its process
+ * bound there, which neither the kernel nor numalot will move? */
+static int away_from_bound_memory(const struct step *st, int i, int cpu)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	const int *node = st->v->topo->cpu_node;
+	return t->mem_bound && t->preferred_node >= 0 && st->cpu[i] >= 0 &&
+	       node[st->cpu[i]] == t->preferred_node &&
+	       node[cpu] != t->preferred_node;
 }
 
 static int save_and_release(struct step *st, int count)
@@ -144,7 +164,9 @@ static int save_and_release(struct step *st, int count)
 		/* Back where the OS had it, so that what is measured is the
 		 * OS's placement, not numalot's left to the OS. */
 		int back = t->origin_cpu >= 0 && t->origin_cpu != st->cpu[i] &&
-					   nl_step_allows(t, t->origin_cpu)
+					   nl_step_allows(t, t->origin_cpu) &&
+					   !away_from_bound_memory(
+						   st, i, t->origin_cpu)
 				   ? t->origin_cpu
 				   : -1;
 		rc = nl_plan_add(st->plan,

@@ -73,24 +73,70 @@ static int shape_of(const struct nl_pages_domain *dm, int pid, struct shape *sh)
 	return sh->npages > 0 ? 0 : -1;
 }
 
-/* Ops/s of the other processes' busy threads on the nodes of mask: the
- * threads whose memory a trial loads (-1: some have no op counts). */
+/* Pages of pid (a process of the domain) are on the move: how its
+ * threads run says nothing of another's trial. */
+static int pages_moving(const struct nl_pages_domain *dm, int pid)
+{
+	for (size_t k = 0; k < dm->nprocs; k++)
+		if (dm->procs[k].pid == pid)
+			return dm->procs[k].st->active ||
+			       dm->procs[k].st->undoing;
+	return 0;
+}
+
+/* Most neighbour processes a trial watches. */
+#define MAX_NEIGHBOURS 16
+
+/*
+ * How the other processes' busy threads on the nodes of mask run against
+ * their own process's threads elsewhere: the ratio of their mean ops/s,
+ * averaged over those processes, weighted by their threads there. A
+ * phase moves a process's threads alike, so this ratio moves only with
+ * what differs between the nodes: the memory a trial loads. -1 when no
+ * such process has threads on both sides, or some lack op counts.
+ */
 static double neighbours_tput(const struct nl_pages_domain *dm, int pid,
 			      unsigned long long mask)
 {
 	const struct nl_view *v = dm->v;
-	double sum = 0;
+	struct neighbour {
+		int pid, in_n, out_n;
+		double in, out;
+	} nb[MAX_NEIGHBOURS];
+	int k = 0;
+	double sum = 0, w = 0;
+
 	for (int i = 0; i < v->nthreads; i++) {
 		const struct nl_view_thread *t = &v->threads[i];
+		int j;
 		if (t->pid == pid || !t->has_perf || t->cpu < 0 ||
-		    !(mask >> v->topo->cpu_node[t->cpu] & 1) ||
-		    (t->has_share && t->cpu_share < dm->params->idle_share))
+		    (t->has_share && t->cpu_share < dm->params->idle_share) ||
+		    pages_moving(dm, t->pid))
 			continue;
 		if (!t->tput_ops)
 			return -1;
-		sum += t->tput;
+		for (j = 0; j < k && nb[j].pid != t->pid; j++)
+			;
+		if (j == k) {
+			if (k == MAX_NEIGHBOURS)
+				continue;
+			nb[k++] = (struct neighbour){t->pid, 0, 0, 0, 0};
+		}
+		if (mask >> v->topo->cpu_node[t->cpu] & 1) {
+			nb[j].in += t->tput;
+			nb[j].in_n++;
+		} else {
+			nb[j].out += t->tput;
+			nb[j].out_n++;
+		}
 	}
-	return sum;
+	for (int j = 0; j < k; j++)
+		if (nb[j].in_n && nb[j].out_n && nb[j].out > 0) {
+			sum += nb[j].in / nb[j].in_n /
+			       (nb[j].out / nb[j].out_n) * nb[j].in_n;
+			w += nb[j].in_n;
+		}
+	return w > 0 ? sum / w : -1;
 }
 
 /* How many nodes x[0..n) is spread over, in effect: (sum x)^2 / sum x^2
@@ -294,19 +340,50 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 	elapsed = pg->last_s > 0 ? now - pg->last_s : pp->period_s;
 	pg->last_s = now;
 	double budget = pp->page_rate * fmin(elapsed, MAX_BUDGET_S);
-	double nb =
-		pg->trial ? neighbours_tput(dm, p->pid, pg->trial_nodes) : 0;
-	if (pg->trial && !pg->undoing && !sh.cpu_share_only &&
-	    sh.nthreads >= 0.8 * pg->max_threads &&
-	    (sh.tput < (1 - TRIAL_MARGIN) * pg->trial_tput ||
-	     (nb >= 0 && pg->trial_nb > 0 &&
-	      nb < (1 - TRIAL_MARGIN) * pg->trial_nb))) {
-		pg->judge = 0;
-		pg->failed++;
-		pg->active = 0;
-		pg->undoing = 1;
-		pg->hold_until_s = now + pp->page_hold_s;
-		return start_moves(pg, &sh, p->pid, n, budget, plan);
+	/* The nodes its threads are on, and the other processes' threads
+	 * there: what a run that concentrates its memory loads. */
+	unsigned long long mask = 0;
+	for (int j = 0; j < n && j < 64; j++)
+		if (sh.threads[j] > 0)
+			mask |= 1ull << j;
+	double nb = neighbours_tput(dm, p->pid, mask);
+	if (!pg->active && !pg->trial) {
+		/* Calm: the throughputs a trial is judged against, averaged
+		 * over phases. */
+		pg->calm_tput = pg->calm_tput > 0
+					? 0.5 * pg->calm_tput + 0.5 * sh.tput
+					: sh.tput;
+		pg->calm_nb = nb < 0 || mask != pg->calm_mask ? nb
+			      : pg->calm_nb >= 0 ? 0.5 * pg->calm_nb + 0.5 * nb
+						 : nb;
+		pg->calm_mask = mask;
+	}
+	/* A trial is judged over TRIAL_AFTER periods once its run is over
+	 * (while pages move, their copies stall the process). */
+	if (pg->trial && !pg->active && !pg->undoing &&
+	    sh.nthreads >= 0.8 * pg->max_threads) {
+		pg->j_own += sh.tput;
+		pg->j_nb = nb >= 0 && pg->j_nb >= 0 && mask == pg->trial_nodes
+				   ? pg->j_nb + nb
+				   : -1;
+		if (++pg->j_n >= TRIAL_AFTER) {
+			int lost =
+				pg->j_own / pg->j_n <
+					(1 - TRIAL_MARGIN) * pg->trial_tput ||
+				(pg->j_nb >= 0 && pg->trial_nb > 0 &&
+				 pg->j_nb / pg->j_n <
+					 (1 - TRIAL_MARGIN) * pg->trial_nb);
+			pg->trial = 0;
+			if (lost) {
+				pg->judge = 0;
+				pg->failed++;
+				pg->undoing = pg->trial = 1;
+				pg->hold_until_s = now + pp->page_hold_s;
+				return start_moves(pg, &sh, p->pid, n, budget,
+						   plan);
+			}
+			memset(pg->trial_delta, 0, sizeof(pg->trial_delta));
+		}
 	}
 	if (pg->undoing)
 		return start_moves(pg, &sh, p->pid, n, budget, plan);
@@ -381,21 +458,15 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 	 * of it is where its threads are. */
 	if (misplaced < (pg->active ? STOP_MISPLACED : pp->page_misplaced)) {
 		pg->active = 0;
-		if (pg->trial > 0)
-			pg->trial--; /* judged TRIAL_AFTER periods past its run
-				      */
 		return 0;
 	}
 	if (!pg->active || !concentrates) {
-		pg->trial = concentrates ? TRIAL_AFTER : 0;
-		pg->trial_tput = sh.tput;
-		/* The nodes its pages go to, and who runs there. */
-		pg->trial_nodes = 0;
-		for (int j = 0; j < n && j < 64; j++)
-			if (sh.threads[j] / sh.nthreads >
-			    sh.pages[j] / sh.npages)
-				pg->trial_nodes |= 1ull << j;
-		pg->trial_nb = neighbours_tput(dm, p->pid, pg->trial_nodes);
+		pg->trial = concentrates;
+		pg->trial_tput = pg->calm_tput > 0 ? pg->calm_tput : sh.tput;
+		pg->trial_nb = pg->calm_mask == mask ? pg->calm_nb : nb;
+		pg->trial_nodes = mask;
+		pg->j_own = pg->j_nb = 0;
+		pg->j_n = 0;
 		memset(pg->trial_delta, 0, sizeof(pg->trial_delta));
 	}
 	pg->active = 1;

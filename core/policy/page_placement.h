@@ -47,6 +47,13 @@ struct nl_page_state {
 	 * ops/s then (< 0: not counted), and those nodes */
 	double trial_nb;
 	unsigned long long trial_nodes;
+	/* ...summed over the periods it is judged on */
+	double j_own, j_nb;
+	int j_n;
+	/* Its throughput and its neighbours' (on calm_mask's nodes, < 0
+	 * unknown) while no run of its pages was going on. */
+	double calm_tput, calm_nb;
+	unsigned long long calm_mask;
 	double trial_delta[NL_MAX_NODES];
 	struct nl_page_step step;
 };

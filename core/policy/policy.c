@@ -196,9 +196,10 @@ static int release_crowded(struct step *st)
 
 /*
  * A thread numalot pinned whose core another busy thread shares, while a
- * core it may use is wholly idle: pinned, it cannot take that core as the
- * kernel's select_idle_core would (the core emptied since it was put
- * there). To an idle core of its own node; else back to the OS.
+ * core of its node it may use is wholly idle: pinned, it cannot take that
+ * core as the kernel's select_idle_core would (the core emptied since it
+ * was put there), so it goes there. An idle core on another node would
+ * cost it its memory's node: it stays.
  */
 static int relieve_shared_cores(struct step *st)
 {
@@ -212,29 +213,20 @@ static int relieve_shared_cores(struct step *st)
 			busy[topo->cpu_core[c]]++;
 	for (int i = 0; i < st->v->nthreads && rc == 0; i++) {
 		const struct nl_view_thread *t = &st->v->threads[i];
-		int c = st->cpu[i], to = -1, other = 0;
+		int c = st->cpu[i], to = -1;
 		if (!nl_step_in_domain(st, i) || !t->pinned || c < 0 ||
 		    st->moved[i] || busy[topo->cpu_core[c]] < 2)
 			continue;
-		for (int d = 0; d < topo->ncpus && to < 0; d++) {
-			if (busy[topo->cpu_core[d]] || !nl_step_allows(t, d))
-				continue;
-			if (topo->cpu_node[d] == topo->cpu_node[c])
+		for (int d = 0; d < topo->ncpus && to < 0; d++)
+			if (!busy[topo->cpu_core[d]] &&
+			    topo->cpu_node[d] == topo->cpu_node[c] &&
+			    nl_step_allows(t, d))
 				to = d;
-			else
-				other = 1;
-		}
-		if (to < 0 && !other)
+		if (to < 0)
 			continue;
 		busy[topo->cpu_core[c]]--;
-		st->moved[i] = 1;
-		if (to < 0) {
-			rc = plan_simple(st, NL_ACT_RELEASE, i, -1,
-					 "shares its core while another is "
-					 "idle: handed back to the OS");
-			continue;
-		}
 		busy[topo->cpu_core[to]]++;
+		st->moved[i] = 1;
 		rc = nl_plan_add(st->plan,
 				 &(struct nl_action){
 					 .kind = NL_ACT_MIGRATE,
@@ -341,6 +333,8 @@ static int policy_moves(struct step *st, const struct nl_policy_hooks *h,
 		rc = release_crowded(st);
 		if (rc == 0)
 			rc = relieve_shared_cores(st);
+		if (rc == 0)
+			rc = nl_make_room(st);
 		if (rc)
 			return rc;
 	}

@@ -104,6 +104,10 @@ static int swap_ok(const struct step *st, int i, int u, int s, int d)
 		return 1;
 	if (U->held || partner_crowded(st, i, u, s, d))
 		return 0;
+	/* Without op counts a swap's cost to its partner could not be seen
+	 * (its CPU share stays; docs/algorithms.md, "Partners"). */
+	if (!T->tput_ops || !U->tput_ops)
+		return 0;
 	/* Its memory bound where it is (numactl --membind): its pages
 	 * would not follow it, whatever its phase now. */
 	if (U->mem_bound && U->preferred_node == D)

@@ -52,6 +52,12 @@ int nl_step_pages_say_away(const struct step *st, int i, int P);
 /* What IMAR2 judges a move of thread i by: its relative perf, or its perf
  * when it is alone in its process. */
 double nl_step_judge_metric(const struct step *st, int i);
+/* The share of a core thread i gets from the busy threads on its core:
+ * its progress where only its CPU share is measured is that times it. */
+double nl_step_core_share(const struct step *st, int i);
+/* Moves that give a thread crowded within its full limit a CPU of it
+ * (room.c). */
+int nl_make_room(struct step *st);
 /* Thread i shares its CPU with another busy thread. */
 int nl_step_crowded(const struct step *st, int i);
 /* ...and the OS cannot part them: numalot's pins keep it so (its own, or

@@ -76,8 +76,13 @@ static int keep_watching(struct step *st, const struct nl_memo *m)
 					  ? &s->last[m->pair]
 					  : NULL;
 	int i = nl_step_find(st->v, m->tid);
-	if (i < 0 || !st->v->threads[i].tput_ops || !(m->judge_before > 0))
+	if (i < 0 || !(m->judge_before > 0))
 		return 0;
+	/* Only its CPU share measured: watched on that times its share of
+	 * its core, from the first period it spends where it went. */
+	if (!st->v->threads[i].tput_ops)
+		return nl_watch_add(st->s, &(struct nl_watch){m->tid, m->to_cpu,
+							      -1, 0, -1, 0});
 	return nl_watch_add(
 		st->s,
 		&(struct nl_watch){m->tid, m->to_cpu, m->judge_before, 0,

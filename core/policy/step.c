@@ -165,6 +165,24 @@ double nl_step_judge_metric(const struct step *st, int i)
 	return v->threads[i].tput;
 }
 
+double nl_step_core_share(const struct step *st, int i)
+{
+	const struct nl_topology *topo = st->v->topo;
+	int c = st->cpu[i], k = 0;
+	if (c < 0)
+		return 1;
+	for (int d = 0; d < topo->ncpus; d++)
+		if (topo->cpu_core[d] == topo->cpu_core[c])
+			for (int u = st->head[d]; u >= 0; u = st->next[u])
+				k++;
+	if (k < 2)
+		return 1;
+	/* Y(k) = 1 + 2 G (1 - 1/k) cores for k threads, G = 0.2: two
+	 * hardware threads yield about 1.2 cores (docs/algorithms.md,
+	 * "Watch"). */
+	return (1 + 0.4 * (1 - 1.0 / k)) / k;
+}
+
 int nl_step_crowded(const struct step *st, int i)
 {
 	int c = st->cpu[i];

@@ -95,17 +95,27 @@ int nl_watch_step(struct step *st)
 		if (i < 0 || !st->v->threads[i].pinned || st->cpu[i] != w.cpu)
 			continue;
 		const struct nl_view_thread *t = &st->v->threads[i];
-		if (rc == 0 && !st->moved[i] && t->has_perf && t->tput_ops &&
+		if (rc == 0 && !st->moved[i] && t->has_share && !t->tput_ops &&
 		    !nl_step_idle(st, i)) {
+			/* Its progress where nothing else is measured. */
+			double now = t->cpu_share * nl_step_core_share(st, i);
+			if (w.before < 0)
+				w.before = now;
+			else
+				w.low = now < st->p->undo_threshold * w.before
+						? w.low + 1
+						: 0;
+		} else if (rc == 0 && !st->moved[i] && t->has_perf &&
+			   t->tput_ops && !nl_step_idle(st, i)) {
 			double now = nl_step_judge_metric(st, i);
 			w.low = ratio(st, &w, now) < st->p->undo_threshold ||
 						lagging(st, i, now)
 					? w.low + 1
 					: 0;
-			if (w.low >= WATCH_LOW_PERIODS) {
-				rc = release(st, i);
-				continue;
-			}
+		}
+		if (w.low >= WATCH_LOW_PERIODS) {
+			rc = release(st, i);
+			continue;
 		}
 		s->watch[kept++] = w;
 	}

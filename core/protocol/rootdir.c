@@ -17,7 +17,7 @@
 /* Whether a folder on the way may stand: the owner's, and writable by
  * nobody else, but for a sticky folder above (/tmp), whose entries only
  * their owners can move. */
-static int check(const struct stat *sb, uid_t owner, int last,
+static int check(const struct stat *sb, uid_t owner, int last, int shared_ok,
 		 const char *where, char *why, size_t len)
 {
 	if (!S_ISDIR(sb->st_mode))
@@ -25,6 +25,8 @@ static int check(const struct stat *sb, uid_t owner, int last,
 	if (sb->st_uid != owner && sb->st_uid != 0)
 		return nl_errf(why, len, -EPERM, "%s belongs to uid %u, not %u",
 			       where, (unsigned)sb->st_uid, (unsigned)owner);
+	if ((sb->st_mode & 022) && last && shared_ok && (sb->st_mode & S_ISVTX))
+		return 1; /* a shared sticky folder, where asked */
 	if ((sb->st_mode & 022) && (last || !(sb->st_mode & S_ISVTX)))
 		return nl_errf(why, len, -EPERM,
 			       "%s is writable by others than its owner",
@@ -32,7 +34,10 @@ static int check(const struct stat *sb, uid_t owner, int last,
 	return 0;
 }
 
-int nl_owned_dir(const char *dir, int mode, uid_t owner, char *why, size_t len)
+/* The walk of nl_owned_dir; with shared_ok, 1 when the last folder is a
+ * shared sticky one (the rest checked). */
+static int walk(const char *dir, int mode, uid_t owner, int shared_ok,
+		char *why, size_t len)
 {
 	/* What is left to walk, in place: a link's target goes in front. */
 	char rest[2 * PATH_MAX + 2], done[PATH_MAX] = "";
@@ -119,8 +124,12 @@ int nl_owned_dir(const char *dir, int mode, uid_t owner, char *why, size_t len)
 			p = rest;
 			continue;
 		}
-		if (rc == 0)
-			rc = check(&sb, owner, last, done, why, len);
+		int shared = 0;
+		if (rc == 0 && (rc = check(&sb, owner, last, shared_ok, done,
+					   why, len)) == 1) {
+			shared = 1;
+			rc = 0;
+		}
 		if (rc == 0) {
 			/* The folder checked is the one entered. */
 			int next = openat(fd, comp,
@@ -133,12 +142,24 @@ int nl_owned_dir(const char *dir, int mode, uid_t owner, char *why, size_t len)
 					     "%s changed while checked", done);
 			close(fd);
 			fd = next;
+			if (rc == 0 && shared)
+				rc = 1; /* the last: the walk ends here */
 		}
 		*p = saved;
 	}
 	if (fd >= 0)
 		close(fd);
 	return rc;
+}
+
+int nl_owned_dir(const char *dir, int mode, uid_t owner, char *why, size_t len)
+{
+	return walk(dir, mode, owner, 0, why, len);
+}
+
+int nl_owned_or_shared_dir(const char *dir, uid_t owner, char *why, size_t len)
+{
+	return walk(dir, 0, owner, 1, why, len);
 }
 
 int nl_owned_parent(const char *path, int mode, uid_t owner, char *why,

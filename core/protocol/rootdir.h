@@ -14,6 +14,14 @@
  * never). 0, or a negative errno with why naming the folder at fault. */
 int nl_owned_dir(const char *dir, int mode, uid_t owner, char *why, size_t len);
 
+/*
+ * The same (none made), but the last folder may also be a shared sticky
+ * one such as /tmp, whose other entries only their owners may move: 1
+ * then (a file there must be made anew, never opened by name: it may be
+ * anyone's link or FIFO), 0 when it is owner's alone, or a negative errno.
+ */
+int nl_owned_or_shared_dir(const char *dir, uid_t owner, char *why, size_t len);
+
 /* The same for the folder of path (absolute): the agent's socket, its
  * log. */
 int nl_owned_parent(const char *path, int mode, uid_t owner, char *why,

@@ -7,13 +7,16 @@
 #include <grp.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -181,31 +184,93 @@ int nl_append_here(const char *path, const char *text, int mode, uid_t owner)
 	return err;
 }
 
+/*
+ * In the writer's child: nothing of the caller's but out (the answer's
+ * pipe) stays open, so that no descriptor of root's (slurmstepd's, the
+ * agent's) is held by a process its user owns; 0 to 2 are /dev/null.
+ * The descriptor out now has.
+ */
+static int keep_only(int out)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (out < 3) {
+		int moved = fcntl(out, F_DUPFD_CLOEXEC, 3);
+		if (moved >= 0)
+			out = moved;
+	}
+	for (int fd = 0; fd < 3 && null >= 0; fd++)
+		if (fd != out && fd != null)
+			dup2(null, fd);
+	if (out >= 3) {
+		close_range(3, (unsigned)out - 1, 0);
+		close_range((unsigned)out + 1, ~0U, 0);
+	}
+	return out;
+}
+
+/*
+ * Take the user's identity for good (docs/slurm.md, "Security"): groups,
+ * gid and uid; then no capability at all, not even one a caller's
+ * securebits (SECBIT_KEEP_CAPS, NO_SETUID_FIXUP) would have kept across
+ * the uid change, nor root's uid back, and not dumpable, so that the user
+ * can neither trace it nor reach its descriptors. 0, or -1.
+ */
+static int become(const struct nl_write_as *o)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = {{0}},
+				      now[_LINUX_CAPABILITY_U32S_3];
+
+	if (setgroups((size_t)(o->ngroups > 0 && o->groups ? o->ngroups : 0),
+		      o->groups) < 0 ||
+	    setgid(o->gid) < 0 || setuid(o->uid) < 0)
+		return -1;
+	if (syscall(SYS_capset, &h, none) < 0 ||
+	    syscall(SYS_capget, &h, now) < 0)
+		return -1;
+	for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+		if (now[i].effective || now[i].permitted || now[i].inheritable)
+			return -1;
+	if (prctl(PR_SET_DUMPABLE, 0) < 0 || setuid(0) == 0 ||
+	    getuid() != o->uid || geteuid() != o->uid || getgid() != o->gid ||
+	    getegid() != o->gid)
+		return -1;
+	return 0;
+}
+
 int nl_write_report_as(const char *path, const char *text,
 		       const struct nl_write_as *o)
 {
 	int pfd[2], err = 0, st;
 	pid_t pid;
+	/* Valid UTF-8 whatever a job put in it (a program's name, the
+	 * cluster srun passed): bytes that are not become '?', which keeps a
+	 * JSON text JSON (docs/slurm.md, "Site collection"). */
+	char *clean = strdup(text);
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
+	if (!clean)
+		return ENOMEM;
+	nl_utf8_scrub(clean);
+	text = clean;
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		free(clean);
 		return errno;
+	}
 	pid = fork();
 	if (pid < 0) {
 		err = errno;
 		close(pfd[0]);
 		close(pfd[1]);
+		free(clean);
 		return err;
 	}
 	if (pid == 0) {
 		close(pfd[0]);
 		signal(SIGXFSZ, SIG_IGN); /* a file size limit: an error */
 		nl_own_nice_undo(); /* the user's work: not at the agent's */
-		if (o->uid != 0 &&
-		    (setgroups((size_t)(o->ngroups > 0 && o->groups ? o->ngroups
-								    : 0),
-			       o->groups) < 0 ||
-		     setgid(o->gid) < 0 || setuid(o->uid) < 0 ||
-		     setuid(0) == 0))
+		int out = keep_only(pfd[1]);
+		if (o->uid != 0 && become(o) < 0)
 			err = EPERM;
 		if (!err && o->dir_mode)
 			err = nl_make_parents(path, o->dir_mode);
@@ -215,7 +280,7 @@ int nl_write_report_as(const char *path, const char *text,
 			err = nl_write_report_here(path, text, o->mode, o->uid,
 						   o->keep_data, o->job,
 						   o->step);
-		if (write(pfd[1], &err, sizeof(err)) < 0)
+		if (write(out, &err, sizeof(err)) < 0)
 			_exit(1);
 		_exit(0);
 	}
@@ -235,5 +300,6 @@ int nl_write_report_as(const char *path, const char *text,
 	close(pfd[0]);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	free(clean);
 	return err;
 }

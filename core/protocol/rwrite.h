@@ -31,10 +31,12 @@ struct nl_write_as {
 };
 
 /*
- * Write text to path. Returns 0, EALREADY (a report with data was kept),
- * or an errno: EEXIST (a file that is not the user's regular file),
- * ETIMEDOUT, ENOSPC... The errno of a failure is that of the step that
- * failed; the old file is left as it was.
+ * Write text to path, in a child that takes uid's identity for good (no
+ * capability, not dumpable, none of the caller's descriptors); bytes of
+ * text that are not UTF-8 are written as '?'. Returns 0,
+ * EALREADY (a report with data was kept), or an errno: EEXIST (a file that is
+ * not the user's regular file), ETIMEDOUT, ENOSPC... The errno of a failure is
+ * that of the step that failed; the old file is left as it was.
  */
 int nl_write_report_as(const char *path, const char *text,
 		       const struct nl_write_as *o);

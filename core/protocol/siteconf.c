@@ -1,5 +1,6 @@
 /* numalot: the site's configuration file (siteconf.h). */
 #include "siteconf.h"
+#include "rootdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,6 +96,17 @@ int nl_siteconf_read(const char *path, struct nl_siteconf *c, char *why,
 	int fd, rc;
 
 	c->n = 0;
+	/* Its folder, too, only root may change: else a user could take the
+	 * file away, and with it every limit it sets, or put another there
+	 * (docs/slurm.md, "Site policy"). A folder missing: no file. */
+	char dir_why[600];
+	rc = nl_owned_parent(path, 0, geteuid(), dir_why, sizeof(dir_why));
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0) {
+		snprintf(why, len, "%s is not used: %s", path, dir_why);
+		return rc;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 && errno == ENOENT)
 		return 0;

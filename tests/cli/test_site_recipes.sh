@@ -36,6 +36,30 @@ check "textfile: CPU seconds per NUMA node" \
 check "textfile: every metric has HELP and TYPE" \
 	test "$(grep -c '^# TYPE numalot_.* counter$' "$p")" -eq 8 -a "$(grep -c '^# HELP' "$p")" -eq 8
 
+# textfile run by root into a folder another user may write (the
+# textfile folder is often the prometheus user's): never through that
+# user's link, neither at the temporary name (the script's pid, planted
+# just before it runs) nor at the output's (a link to a folder).
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	nb() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"; }
+	chmod 755 "$T" # the user reaches their folder
+	mkdir -m 700 "$T/rootonly"
+	echo "root's" >"$T/rootonly/target"
+	mkdir "$T/theirs" && chown nobody "$T/theirs"
+	o="$T/theirs/numalot.prom"
+	sh -c 'p=$$; setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+		ln -s "$1/rootonly/target" "$2.tmp.$p"; exec etc/numalot-textfile.sh "$1/steps.jsonl" "$2"' \
+		sh "$T" "$o" 2>/dev/null
+	check "textfile as root: a user's link at its temporary name is not written through" \
+		test "$(cat "$T/rootonly/target")" = "root's"
+	rm -f "$T"/theirs/*
+	nb ln -s "$T/rootonly" "$o"
+	etc/numalot-textfile.sh "$T/steps.jsonl" "$o" 2>/dev/null
+	check "textfile as root: a user's link to a folder at the output's name is replaced, not followed" \
+		test "$(ls "$T/rootonly")" = target -a -f "$o" -a ! -L "$o"
+	check "...the metrics are there" grep -q '^numalot_steps_total' "$o"
+fi
+
 # AdminComment: the totals of the job's site copies, through scontrol.
 mkdir -p "$T/site" "$T/bin"
 for n in nla nlb; do

@@ -56,7 +56,7 @@ ConstrainCores=yes"
 # agent's start (its program and libraries read over 9p, the topology, the
 # counter probe) once took more than 5 s, and the step ran unmanaged, as it
 # should, but checked nothing; numalot's own start once took 7 s.
-cluster_start "$T" "$B/numalot.so" agent="$B/numalotd" socket="$SOCK" \
+cluster_start "$T" "$B/numalot.so" agent="$(cluster_agent "$T" "$B/numalotd")" socket="$SOCK" \
 	log="$T/agent.log" idle_exit=120 wait=30 || {
 	echo "not ok - the cluster (cgroup v2) started"
 	exit 1

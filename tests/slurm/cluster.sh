@@ -8,6 +8,12 @@
 
 cluster_log() { echo "cluster: $*" >&2; }
 
+# cluster_agent DIR NUMALOTD: a copy of NUMALOTD in DIR (the cluster's
+# folder, root's), its path printed. The plugin runs only an agent no
+# user could replace (docs/slurm.md, "Security"), and a checkout may be
+# a user's.
+cluster_agent() { install -m 0755 "$2" "$1/numalotd" && echo "$1/numalotd"; }
+
 # The pid the agent at socket $2 gives for itself (numalot binary $1).
 agent_pid_of() {
 	"$1" request --socket="$2" '{"v":1,"op":"hello"}' 2>/dev/null |

@@ -29,7 +29,8 @@ trap finish EXIT
 . tests/lib.sh
 agent_pid() { agent_pid_of "$ROOT/$B/numalot" "$SOCK"; }
 W="$ROOT/$B/numalot-workload"
-BASE="agent=$ROOT/$B/numalotd socket=$SOCK log=$T/agent.log topology=numa:2,core:1,pu:1 idle_exit=120"
+AGENT=$(cluster_agent "$T" "$ROOT/$B/numalotd")
+BASE="agent=$AGENT socket=$SOCK log=$T/agent.log topology=numa:2,core:1,pu:1 idle_exit=120"
 plugstack() { echo "required $ROOT/$B/numalot.so $BASE $*" >"$T/plugstack.conf"; }
 
 cluster_start "$T" "$ROOT/$B/numalot.so" $BASE || { echo "not ok - cluster did not start"; exit 1; }
@@ -282,6 +283,28 @@ ap=$(agent_pid_of "$ROOT/$B/numalot" "$T/x3run/numalotd.sock")
 [ -n "$ap" ] && kill "$ap"
 plugstack
 
+# (x6) agent= a program a user could replace (their file, or root's in
+# their folder): root never runs it; the step runs without numalot and
+# says why (docs/slurm.md, "Security").
+mkdir -p "$T/rbin" "$T/ubin" && chown nobody "$T/ubin"
+printf '#!/bin/sh\ntouch %s/rootonly/ran-as-root\nexec %s "$@"\n' "$T" "$ROOT/$B/numalotd" >"$T/rbin/numalotd"
+chmod 755 "$T/rbin/numalotd" && chown nobody "$T/rbin/numalotd"
+plugstack agent=$T/rbin/numalotd socket=$T/x6run/numalotd.sock
+srun -Q --numalot=monitor -n1 --numalot-report="$T/x6.json" true >x6.out 2>&1
+check "(x6) an agent that is a user's file: the step exits 0" test $? -eq 0
+check "(x6) ...root did not run it" test ! -e "$T/rootonly/ran-as-root"
+check "(x6) ...and the report says why" grep -q "numalotd is uid $(id -u nobody)'s, mode 0755" x6.json
+cp -p "$T/rbin/numalotd" "$T/ubin/numalotd" && chown root "$T/ubin/numalotd"
+plugstack agent=$T/ubin/numalotd socket=$T/x6run/numalotd.sock
+srun -Q --numalot=monitor -n1 --numalot-report="$T/x6b.json" true >x6b.out 2>&1
+check "(x6) root's agent in a user's folder: not run either" \
+	test ! -e "$T/rootonly/ran-as-root"
+check "(x6) ...and the report says why" grep -q "$T/ubin belongs to uid $(id -u nobody)" x6b.json
+ap=$(agent_pid_of "$ROOT/$B/numalot" "$T/x6run/numalotd.sock")
+[ -n "$ap" ] && kill "$ap"
+rm -f "$T/rootonly/ran-as-root"
+plugstack
+
 # (g) no option, or off: no agent contact, no report.
 before=$(grep -c "task pid" agent.log)
 srun -Q -n1 "$W" --threads 2 --seconds 0.5 >/dev/null 2>&1
@@ -375,7 +398,7 @@ if command -v systemd-socket-activate >/dev/null; then
 		>/dev/null 2>"$T/svc.log" &
 	bg+=($!)
 	for _ in $(seq 100); do [ -S "$T/svc.sock" ] && break; sleep 0.05; done
-	echo "required $ROOT/$B/numalot.so agent=$ROOT/$B/numalotd socket=$T/svc.sock topology=numa:2,core:1,pu:1 allow=imar2,monitor" >"$T/plugstack.conf"
+	echo "required $ROOT/$B/numalot.so agent=$AGENT socket=$T/svc.sock topology=numa:2,core:1,pu:1 allow=imar2,monitor" >"$T/plugstack.conf"
 	srun -Q -n1 --numalot=monitor --numalot-period=0.2 --numalot-report="$T/h12.json" \
 		"$W" --threads 2 --seconds 1 >h12.out 2>&1
 	check "(h4) a service's agent serves the step" \

@@ -42,7 +42,7 @@ W="$ROOT/$B/numalot-workload"
 export CLUSTER_PROCTRACK=proctrack/cgroup CLUSTER_TASK=task/cgroup,task/affinity
 export CLUSTER_CGROUP_CONF="CgroupPlugin=cgroup/v1
 ConstrainCores=yes"
-cluster_start "$T" "$ROOT/$B/numalot.so" agent="$ROOT/$B/numalotd" \
+cluster_start "$T" "$ROOT/$B/numalot.so" agent="$(cluster_agent "$T" "$ROOT/$B/numalotd")" \
 	socket="$SOCK" log="$T/agent.log" idle_exit=120 || {
 	echo "not ok - the cluster (proctrack/cgroup, cgroup v1) started"
 	tail -5 "$T"/log/slurmd.log

@@ -31,7 +31,7 @@ trap finish EXIT
 . tests/lib.sh
 N="$ROOT/$B/numalot"
 W="$ROOT/$B/numalot-workload"
-BASE="agent=$ROOT/$B/numalotd topology=numa:2,core:1,pu:1 idle_exit=120"
+BASE="agent=$(cluster_agent "$T" "$ROOT/$B/numalotd") topology=numa:2,core:1,pu:1 idle_exit=120"
 # plugstack ARGS...: srun's file, and each node's with its own agent.
 plugstack() {
 	local n
@@ -209,6 +209,44 @@ check "(x2) nothing written through the user's link" \
 	test "$(ls rootonly)" = "config.json"
 check "(x2) ...and the step says why" \
 	grep -q "cannot write the site copy in $T/sticky/reports: $T/sticky/reports is a symbolic link of uid $(id -u nobody)" x3.out log/slurmd-nla.log
+
+# (x4) The kernel prints a socket's name in /proc/net/unix as it is,
+# newlines too: a local user's sockets add lines there that name the
+# step's slurmstepd socket's inode with a name of the user's choosing.
+# The site copy and log line still name nla: the name is asked of
+# slurmstepd's own socket (docs/slurm.md, "Security"). The node's agent
+# is stopped first, so that the step starts one: the forger's window.
+plugstack report_dir=$T/site/reports site_log=$T/site/steps.jsonl
+mkdir -p forger && chown nobody forger
+j=$(($(last_job) + 1))
+ap=$(agent_pid_of "$N" "$T/nla.sock")
+[ -n "$ap" ] && kill "$ap"
+for _ in $(seq 50); do [ -e "$T/nla.sock" ] || break; sleep 0.1; done
+setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+	/usr/bin/python3 "$ROOT/tests/slurm/forge_unix.py" nla "$j.0" "$T/forger" EVIL >x4.forge 2>&1 &
+fp=$!
+srun -Q -n1 -w nla --numalot=monitor --numalot-report="$T/x4-%N.json" \
+	"$W" --threads 1 --seconds 0.5 >x4.out 2>&1
+check "(x4) the step exits 0" test $? -eq 0
+check "(x4) the forger's lines were there while the step ran" grep -q '^forged' x4.forge
+check "(x4) the site copy names nla, not the forger's name" \
+	test -s "site/reports/numalot-$j.0.nla.json" -a ! -e "site/reports/numalot-$j.0.EVIL.json"
+check "(x4) ...and so do the site log and the user's %N" \
+	test "$(grep -c "\"job\":$j,.*\"node\":\"nla\"" site/steps.jsonl) $(ls x4-*.json)" = "1 x4-nla.json"
+kill "$fp" 2>/dev/null
+wait "$fp" 2>/dev/null
+
+# (x5) A job's strings reach slurmd's log (root's) escaped: a report
+# pattern holding a newline and a line of its own making (a step on two
+# nodes logs its pattern) forges no line there.
+plugstack
+srun -Q -N2 -n2 --numalot=monitor \
+	--numalot-report="$T/x5"$'\n''[2099-01-01T00:00:00.000] error: FORGED.json' true >x5.out 2>&1
+check "(x5) the step exits 0" test $? -eq 0
+check "(x5) no line of the job's making in slurmd's logs" \
+	test "$(cat log/slurmd-nla.log log/slurmd-nlb.log | grep -c '^\[2099')" -eq 0
+check "(x5) ...the pattern is there, escaped" \
+	grep -qF 'x5\x0a[2099-01-01T00:00:00.000] error: FORGED.json' log/slurmd-nla.log
 
 # (e) The option from the environment, and from #SBATCH lines.
 plugstack

@@ -157,6 +157,17 @@ int nl_bench_random_load(struct nl_bench_random *r, struct nl_bench *b)
 		nl_cli_error(CMD, "random scenarios from --seed=%" PRIu64,
 			     r->seed);
 	}
+	if (r->save) {
+		/* As root, the folder checked (cli_out.h) and its checked path.
+		 */
+		static char checked[PATH_MAX];
+		if (nl_cli_root_dir(r->save, checked, sizeof(checked), err,
+				    sizeof(err)) < 0) {
+			nl_cli_error(CMD, "--save=%s: %s", r->save, err);
+			return -EINVAL;
+		}
+		r->save = checked;
+	}
 	if (r->save && make_dir(r->save) < 0) {
 		nl_cli_error(CMD, "--save=%s: cannot make that folder: %m",
 			     r->save);

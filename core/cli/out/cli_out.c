@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -43,23 +44,23 @@ int nl_cli_seed(const char *cmd, const char *opt, const char *v, uint64_t *out)
 int nl_cli_write_file(const char *cmd, const char *path,
 		      int (*fill)(FILE *f, const void *arg), const void *arg)
 {
-	FILE *f = fopen(path, "w");
-	int rc, bad;
+	struct nl_cli_out out;
+	FILE *f = nl_cli_out_open(cmd, path, &out);
+	int rc;
 
-	if (!f) {
-		nl_cli_error(cmd, "cannot write %s: %m", path);
+	if (!f)
 		return -1;
-	}
 	rc = fill(f, arg);
-	bad = ferror(f);
-	bad |= fclose(f);
-	if (rc < 0)
+	if (rc < 0) {
+		/* What fill said went wrong, not a write of ours. */
+		fclose(f);
+		if (out.tmp[0])
+			unlink(out.tmp);
 		errno = -rc;
-	if (rc < 0 || bad) {
 		nl_cli_error(cmd, "cannot write %s: %m", path);
 		return -1;
 	}
-	return 0;
+	return nl_cli_out_close(cmd, &out);
 }
 
 static int fill_json(FILE *f, const void *o)

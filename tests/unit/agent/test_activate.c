@@ -32,12 +32,12 @@ spank_err_t spank_get_item(spank_t spank, spank_item_t item, ...)
 	return ESPANK_ERROR;
 }
 
-void slurm_error(const char *format, ...)
+void nl_slurm_error(const char *format, ...)
 {
 	(void)format;
 }
 
-void slurm_info(const char *format, ...)
+void nl_slurm_info(const char *format, ...)
 {
 	(void)format;
 }

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "jsontext.h"
 #include "machine.h"
@@ -467,6 +469,41 @@ static void site_policy(void **state)
 	says(f, "held to this node's bounds");
 }
 
+/*
+ * The report of a step an agent that stops hands to its user: as the
+ * user, with the job's group, never with root's group made up: a uid no
+ * name is known for (NSS down) and a registration without a group: no
+ * report rather than one written with group 0.
+ */
+static void user_copy_never_with_roots_group(void **state)
+{
+	(void)state;
+	char d[] = "/tmp/numalot-usercopy.XXXXXX";
+	struct nl_step st = {.job = 5, .step = 0, .uid = 4242424, .by_root = 1};
+	struct stat sb;
+
+	if (geteuid() != 0)
+		skip();
+	assert_non_null(mkdtemp(d));
+	assert_int_equal(chmod(d, 0777), 0);
+	snprintf(st.report, sizeof(st.report), "%s/r.json", d);
+	struct json_object *r = json_tokener_parse("{\"threads\": []}");
+	nl_server_user_copy(NULL, &st, r);
+	assert_int_equal(stat(st.report, &sb) == 0 ? (int)sb.st_gid : -1, -1);
+	/* With its group known (the job's, from the registration), it is
+	 * written, the user's. */
+	st.gid = 4242;
+	st.has_gid = 1;
+	nl_server_user_copy(NULL, &st, r);
+	assert_int_equal(stat(st.report, &sb), 0);
+	assert_int_equal(sb.st_uid, 4242424);
+	assert_int_equal(sb.st_gid, 4242);
+	json_object_put(r);
+	char cmd[80];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +516,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(user_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(who_sees_what, setup, teardown),
 		cmocka_unit_test_setup_teardown(site_policy, setup, teardown),
+		cmocka_unit_test(user_copy_never_with_roots_group),
 	};
 
 	nl_log_setup(NL_LOG_ERROR, 0);

@@ -153,7 +153,7 @@ static void imar2_rollback_and_period(void **state)
 	/* The previous step moved thread 1 from CPU 0 to CPU 2. */
 	s.last = malloc(sizeof(*s.last));
 	s.caplast = s.nlast = 1;
-	s.last[0] = (struct nl_memo){1, 0, 2, 100, 0, -1};
+	s.last[0] = (struct nl_memo){1, 0, 2, 100, 0, -1, 1};
 
 	assert_int_equal(
 		nl_policy_step(NL_POLICY_IMAR2, &P, v, &s, &rng, &plan), 0);

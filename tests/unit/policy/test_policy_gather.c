@@ -43,6 +43,7 @@ static struct nl_view_thread *add(struct vu *u, int tid, int pid, int cpu,
 	t->has_share = 1;
 	t->cpu_share = 1;
 	t->tput = 1e9;
+	t->tput_ops = 1;
 	t->preferred_node = data_node;
 	t->pref_share = 0.9;
 	t->here_share = data_node == u->topo->cpu_node[cpu] ? 0.9 : 0.05;
@@ -100,6 +101,15 @@ static void gathering(void **state)
 	assert_int_equal(a->kind, NL_ACT_SWAP);
 	assert_int_equal(u.topo->cpu_node[a->to_cpu], 1);
 	assert_true(a->other_tid == 20 || a->other_tid == 21);
+
+	/* Without op counts (CPU shares only) the same swap is not made:
+	 * what it cost thread 20 or 21 would show nowhere. */
+	for (int i = 0; i < u.n; i++)
+		u.t[i].tput_ops = 0;
+	a = move_of(&u, a11, &plan);
+	assert_int_not_equal(a->kind, NL_ACT_SWAP);
+	for (int i = 0; i < u.n; i++)
+		u.t[i].tput_ops = 1;
 
 	/* 2's thread across the sockets takes nobody's place: node 0's
 	 * threads and node 1's would be farther from their data. */

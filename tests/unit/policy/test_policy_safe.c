@@ -216,7 +216,8 @@ static void rollback_per_thread_and_pairs(void **state)
 	/* Last step swapped 1 (0 -> 2) and 2 (2 -> 0). */
 	nl_policy_state_init(&s);
 	s.steps = 5;
-	struct nl_memo m[2] = {{1, 0, 2, 100, 1.0, 1}, {2, 2, 0, 100, 1.0, 0}};
+	struct nl_memo m[2] = {{1, 0, 2, 100, 1.0, 1, 1},
+			       {2, 2, 0, 100, 1.0, 0, 1}};
 	for (int k = 0; k < 2; k++)
 		nl_memo_add(&s, &m[k]);
 	/* Everyone's perf and ops/s fell 10x (a phase): relative unchanged. */

@@ -196,6 +196,52 @@ static void sibling_when_no_idle_core(void **state)
 	vu_free(&u);
 }
 
+/* The relief move or release step plans for tid 1, in *to (-1: none). */
+static int relief_of(struct vu *u, int *to)
+{
+	struct nl_plan plan;
+	struct nl_policy_state s;
+	struct nl_rng rng;
+	int kind = -1;
+	nl_plan_init(&plan);
+	nl_policy_state_init(&s);
+	nl_rng_seed(&rng, 1);
+	assert_int_equal(nl_policy_step(NL_POLICY_IMAR2, &P, vu_view(u, 1.0),
+					&s, &rng, &plan),
+			 0);
+	*to = -1;
+	for (size_t a = 0; a < plan.n; a++)
+		if (plan.actions[a].tid == 1) {
+			kind = plan.actions[a].kind;
+			*to = plan.actions[a].to_cpu;
+		}
+	nl_policy_state_free(&s);
+	nl_plan_free(&plan);
+	return kind;
+}
+
+/* A thread numalot pinned on OS CPU 0 whose sibling (16) runs another busy
+ * thread, both local: with a core of node 0 idle (7), it goes there; with
+ * only node 1's cores idle, it stays pinned where it is (its memory's
+ * node), neither moved across nor handed back to the OS. */
+static void pinned_sharing_core_relieved_on_its_node(void **state)
+{
+	(void)state;
+	struct vu u;
+	int to;
+	vu_init(&u, TOPO);
+	add(&u, 1, 1, 0, 0)->pinned = 1;
+	add(&u, 2, 1, 16, 0);
+	for (int c = 1; c < 7; c++)
+		add(&u, 10 + c, 1, c, 0);
+	assert_int_equal(relief_of(&u, &to), NL_ACT_MIGRATE);
+	assert_int_equal(u.topo->cpu_core[to],
+			 u.topo->cpu_core[nl_topology_cpu_from_os(u.topo, 7)]);
+	add(&u, 17, 1, 7, 0);
+	assert_int_equal(relief_of(&u, &to), -1);
+	vu_free(&u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +250,7 @@ int main(void)
 		cmocka_unit_test(no_new_sharing_while_idle_core),
 		cmocka_unit_test(crowded_takes_idle_core),
 		cmocka_unit_test(sibling_when_no_idle_core),
+		cmocka_unit_test(pinned_sharing_core_relieved_on_its_node),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -118,6 +118,38 @@ static void log_refuses_what_a_user_planted(void **state)
 	assert_int_equal(nl_owned_parent("agent.log", 0, 0, why, sizeof(why)),
 			 -EINVAL);
 
+	/* The command line's folders as root (cli.h): root's alone (0), a
+	 * shared sticky one itself (1: files made anew there), anything
+	 * else refused: a folder others may write that is not sticky, a
+	 * sticky one of a user's, a user's link to a sticky one. */
+	path(p, sizeof(p), "logdir");
+	assert_int_equal(nl_owned_or_shared_dir(p, 0, why, sizeof(why)), 0);
+	path(p, sizeof(p), "sticky");
+	assert_int_equal(nl_owned_or_shared_dir(p, 0, why, sizeof(why)), 1);
+	assert_int_equal(nl_owned_dir(p, 0, 0, why, sizeof(why)), -EPERM);
+	path(p, sizeof(p), "open");
+	assert_int_equal(mkdir(p, 0777), 0);
+	assert_int_equal(chmod(p, 0777), 0);
+	assert_int_equal(nl_owned_or_shared_dir(p, 0, why, sizeof(why)),
+			 -EPERM);
+	path(p, sizeof(p), "theirs");
+	assert_int_equal(mkdir(p, 0777), 0);
+	assert_int_equal(chmod(p, 01777), 0);
+	assert_int_equal(chown(p, NOBODY, NOBODY), 0);
+	assert_int_equal(nl_owned_or_shared_dir(p, 0, why, sizeof(why)),
+			 -EPERM);
+	assert_non_null(strstr(why, "belongs to uid 65534"));
+	path(p, sizeof(p), "sticky/to-sticky");
+	path(q, sizeof(q), "sticky");
+	assert_int_equal(symlink(q, p), 0);
+	assert_int_equal(lchown(p, NOBODY, NOBODY), 0);
+	assert_int_equal(nl_owned_or_shared_dir(p, 0, why, sizeof(why)),
+			 -EPERM);
+	/* Below a shared one, a folder of root's: root's alone again. */
+	path(p, sizeof(p), "sticky/mine");
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(nl_owned_or_shared_dir(p, 0, why, sizeof(why)), 0);
+
 	snprintf(p, sizeof(p), "rm -rf %s", d);
 	assert_int_equal(system(p), 0);
 }

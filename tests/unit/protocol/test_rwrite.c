@@ -15,6 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <linux/securebits.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -150,6 +154,125 @@ static void appends_and_folders(void **state)
 	now = slurp(path);
 	assert_string_equal(now, "one\ntwo\nthree\n");
 	free(now);
+	/* What is written is valid UTF-8, whatever a job put in the text. */
+	assert_int_equal(nl_write_report_as(path, "f\xff\xc3(\xe2\x82\n", &o),
+			 0);
+	now = slurp(path);
+	assert_string_equal(now, "one\ntwo\nthree\nf?"
+				 "?(?"
+				 "?\n");
+	free(now);
+}
+
+/* The status line of pid that starts with key ("Uid:"), its value. */
+static const char *status_of(pid_t pid, const char *key)
+{
+	static char line[512];
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	const char *v = NULL;
+	while (f && !v && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key))) {
+			line[strcspn(line, "\n")] = 0;
+			v = line + strlen(key) +
+			    strspn(line + strlen(key), " \t");
+		}
+	if (f)
+		fclose(f);
+	return v ? v : "";
+}
+
+/*
+ * The writer's child, as the user, keeps nothing of its caller's: its
+ * uid, gid and groups are the user's and root's cannot come back (no
+ * capability left, even where the caller's securebits would keep them),
+ * no descriptor of the caller's (a root-only file opened without
+ * close-on-exec) is open in it, and it cannot be traced by the user.
+ * Looked at from outside while it waits on a lock we hold.
+ */
+static void writer_child_keeps_nothing_of_roots(void **state)
+{
+	char secret[160], folder[160], log[160], path[200], link[200],
+		target[200];
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(chmod(dir, 0755), 0); /* the user goes through */
+	snprintf(secret, sizeof(secret), "%s/secret", dir);
+	snprintf(folder, sizeof(folder), "%s/u", dir);
+	snprintf(log, sizeof(log), "%s/u/log", dir);
+	int sfd = open(secret, O_RDWR | O_CREAT, 0600); /* not CLOEXEC */
+	assert_true(sfd >= 0);
+	assert_int_equal(mkdir(folder, 0755), 0);
+	assert_int_equal(chown(folder, 65534, 65534), 0);
+	int lfd = open(log, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(lfd >= 0);
+	assert_int_equal(fchown(lfd, 65534, 65534), 0);
+	assert_int_equal(flock(lfd, LOCK_EX), 0);
+	pid_t h = fork();
+	assert_true(h >= 0);
+	if (h == 0) {
+		close(lfd); /* the lock is ours alone */
+		/* A caller whose capabilities a uid change would keep. */
+		prctl(PR_SET_SECUREBITS, SECBIT_KEEP_CAPS);
+		struct nl_write_as o = {.uid = 65534,
+					.gid = 65534,
+					.mode = 0644,
+					.append = 1,
+					.timeout_ms = 10000};
+		_exit(nl_write_report_as(log, "x\n", &o));
+	}
+	/* The writer: h's child, once it waits in flock (73). */
+	pid_t w = 0;
+	char sc[64] = "";
+	for (int i = 0; i < 500 && strncmp(sc, "73 ", 3); i++) {
+		usleep(10000);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
+			 (int)h, (int)h);
+		FILE *f = fopen(path, "r");
+		if (f && fscanf(f, "%d", &w) != 1)
+			w = 0;
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path), "/proc/%d/syscall", (int)w);
+		f = w > 0 ? fopen(path, "r") : NULL;
+		if (!f || !fgets(sc, sizeof(sc), f))
+			sc[0] = 0;
+		if (f)
+			fclose(f);
+	}
+	assert_string_equal(sc, sc[0] == '7' ? sc : "73 (flock)");
+	assert_string_equal(status_of(w, "Uid:"), "65534\t65534\t65534\t65534");
+	assert_string_equal(status_of(w, "Gid:"), "65534\t65534\t65534\t65534");
+	assert_string_equal(status_of(w, "Groups:"), "");
+	assert_string_equal(status_of(w, "CapPrm:"), "0000000000000000");
+	assert_string_equal(status_of(w, "CapEff:"), "0000000000000000");
+	assert_string_equal(status_of(w, "CapAmb:"), "0000000000000000");
+	/* Not dumpable: its /proc files stay root's, out of its user's
+	 * reach (ptrace, /proc/PID/fd). */
+	struct stat sb;
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)w);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_uid, 0);
+	/* None of its caller's descriptors. */
+	for (int fd = 0; fd < 1024; fd++) {
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)w, fd);
+		ssize_t n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		assert_string_not_equal(target, secret);
+	}
+	close(lfd); /* the lock: it appends and ends */
+	int st;
+	assert_int_equal(waitpid(h, &st, 0), h);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	char *now = slurp(log);
+	assert_string_equal(now, "x\n");
+	free(now);
+	close(sfd);
 }
 
 static int make_dir(void **state)
@@ -220,6 +343,7 @@ int main(void)
 		cmocka_unit_test(links_and_others_files_are_refused),
 		cmocka_unit_test(appends_and_folders),
 		cmocka_unit_test(own_nice_and_back),
+		cmocka_unit_test(writer_child_keeps_nothing_of_roots),
 	};
 	return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }

@@ -143,6 +143,30 @@ static void plugin_bad_file_is_named_and_fails_closed(void **state)
 	assert_true(nl_site_load(&s, p, 0, NULL, complain) > 0);
 	assert_non_null(strstr(told, "writable by root alone"));
 	assert_int_equal(nl_site_check_choice(&s, "lbma", &c, msg, 300), -1);
+	/* A file in a folder a user may change: the user could take it
+	 * away (and with it every limit), or put another of root's there.
+	 * Read or missing, it fails closed. */
+	if (geteuid() == 0) {
+		char sub[160], path[200];
+		snprintf(sub, sizeof(sub), "%s/theirs", dir);
+		assert_int_equal(mkdir(sub, 0755), 0);
+		assert_int_equal(chown(sub, 65534, 65534), 0);
+		snprintf(path, sizeof(path), "%s/numalot.conf", sub);
+		told[0] = 0;
+		nl_site_default(&s, "/usr/sbin/numalotd");
+		assert_true(nl_site_load(&s, path, 0, NULL, complain) > 0);
+		assert_non_null(strstr(told, "belongs to uid 65534"));
+		assert_int_equal(nl_site_check_choice(&s, "lbma", &c, msg, 300),
+				 -1);
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		fputs("allow=lbma\n", f);
+		fclose(f);
+		told[0] = 0;
+		nl_site_default(&s, "/usr/sbin/numalotd");
+		assert_true(nl_site_load(&s, path, 0, NULL, complain) > 0);
+		assert_true(s.closed);
+	}
 	/* A relative config= is refused too. */
 	char *rel[] = {"config=numalot.conf"};
 	nl_site_default(&s, "/usr/sbin/numalotd");

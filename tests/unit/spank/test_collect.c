@@ -15,7 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -24,6 +28,7 @@
 #include "digest.h"
 #include "nodename.h"
 #include "rootdir.h"
+#include "util.h"
 
 /* A step of two processes on a two-node machine: one whose pages were
  * read (8 pages, locality 0.5 then 1), one never read. */
@@ -144,6 +149,42 @@ static void site_line(void **state)
 	assert_true(num(o, "locality_last") == 1);
 	/* Who and where first, for a person reading the log. */
 	assert_ptr_equal(strstr(line, "{\"time\":"), line);
+	json_object_put(o);
+	free(line);
+	json_object_put(r);
+}
+
+/* What a user can put in a line (the cluster srun passed, a program's
+ * name in a warning): the line stays one line of valid UTF-8 JSON, with
+ * no key of the user's making. */
+static void site_line_of_hostile_strings(void **state)
+{
+	(void)state;
+	struct json_object *r = json_tokener_parse(report_text), *v;
+	struct nl_collect_ids id = {
+		.job = 42,
+		.step = 1,
+		.uid = 1000,
+		.node = "nla",
+		.user = "alice",
+		.cluster = "c1\",\"uid\":0,\"x\":\"\n{\"job\":1}\xff\xfe\x80"};
+	json_object_object_add(
+		r, "warning",
+		json_object_new_string(
+			"task \xc3(\x01\x7f\xed\xa0\x80 refused"));
+	char *line = nl_site_line(r, &id, 86400);
+	assert_non_null(line);
+	assert_ptr_equal(strchr(line, '\n'), line + strlen(line) - 1);
+	/* Valid UTF-8: nothing left to scrub. */
+	char *copy = strdup(line);
+	assert_int_equal(nl_utf8_scrub(copy), 0);
+	free(copy);
+	struct json_object *o = json_tokener_parse(line);
+	assert_non_null(o);
+	assert_true(num(o, "uid") == 1000);
+	assert_false(json_object_object_get_ex(o, "x", &v));
+	assert_true(json_object_object_get_ex(o, "cluster", &v));
+	assert_non_null(strstr(json_object_get_string(v), "{\"job\":1}"));
 	json_object_put(o);
 	free(line);
 	json_object_put(r);
@@ -343,55 +384,114 @@ static void site_dir_refuses_what_a_user_planted(void **state)
 	assert_int_equal(system(p), 0);
 }
 
-/* A proc tree by hand: the name comes from the socket of this step that
- * the process holds open, never from another socket of the same form. */
+/* A socket of this process's bound at in/name, listening: its fd. */
+static int bound_at(const char *in, const char *name)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_true(snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", in,
+			     name) < (int)sizeof(sa.sun_path));
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	return fd;
+}
+
+/* The name comes from the socket of this step that this process holds,
+ * never from another socket of the same form. */
 static void stepd_node_name_from_its_socket(void **state)
 {
 	(void)state;
-	char d[] = "/tmp/numalot-proc.XXXXXX", p[300], out[64];
+	char d[] = "/tmp/numalot-sock.XXXXXX", p[300], out[64];
+	int fd, other;
 
 	assert_non_null(mkdtemp(d));
-	snprintf(p, sizeof(p), "%s/self", d);
-	assert_int_equal(mkdir(p, 0755), 0);
-	snprintf(p, sizeof(p), "%s/self/fd", d);
-	assert_int_equal(mkdir(p, 0755), 0);
-	snprintf(p, sizeof(p), "%s/net", d);
-	assert_int_equal(mkdir(p, 0755), 0);
-	snprintf(p, sizeof(p), "%s/self/fd/3", d);
-	assert_int_equal(symlink("socket:[5001]", p), 0);
-	snprintf(p, sizeof(p), "%s/self/fd/4", d);
-	assert_int_equal(symlink("/dev/null", p), 0);
-	snprintf(p, sizeof(p), "%s/net/unix", d);
-	put(p, "Num       RefCount Protocol Flags    Type St Inode Path\n"
-	       "0000: 00000002 00000000 00010000 0001 01  4999 "
-	       "/tmp/evil_12.0\n"
-	       "0000: 00000002 00000000 00010000 0001 01  5000\n"
-	       "0000: 00000002 00000000 00010000 0001 01  5001 "
-	       "/var/spool/slurmd/node-07_12.0\n");
-	assert_int_equal(nl_stepd_node_name(d, 12, 0, out, sizeof(out)), 0);
-	assert_string_equal(out, "node-07");
-	/* Another step's socket, or one not held, names nothing. */
-	assert_int_equal(nl_stepd_node_name(d, 12, 1, out, sizeof(out)), -1);
+	/* Another process's socket of this step's form names nothing. */
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		bound_at(d, "evil_12.0");
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(read(ready[0], p, 1), 1);
+	close(ready[0]);
+	close(ready[1]);
+	assert_int_equal(nl_stepd_node_name(12, 0, out, sizeof(out)), -1);
 	assert_string_equal(out, "");
-	snprintf(p, sizeof(p), "%s/self/fd/3", d);
-	assert_int_equal(unlink(p), 0);
-	assert_int_equal(symlink("socket:[4999]", p), 0);
-	assert_int_equal(nl_stepd_node_name(d, 12, 0, out, sizeof(out)), 0);
-	assert_string_equal(out, "evil");
+	fd = bound_at(d, "node-07_12.0");
+	other = bound_at(d, "node-07_12.3");
+	assert_int_equal(nl_stepd_node_name(12, 0, out, sizeof(out)), 0);
+	assert_string_equal(out, "node-07");
+	/* Another step's socket names nothing. */
+	assert_int_equal(nl_stepd_node_name(12, 1, out, sizeof(out)), -1);
+	assert_string_equal(out, "");
+	close(fd);
+	close(other);
 	/* A heterogeneous step's component, and a name not safe in a path. */
-	snprintf(p, sizeof(p), "%s/net/unix", d);
-	put(p, "Num RefCount Protocol Flags Type St Inode Path\n"
-	       "0000: 2 0 10000 1 1 4999 /s/nlb_12.0.1\n");
-	assert_int_equal(nl_stepd_node_name(d, 12, 0, out, sizeof(out)), 0);
+	fd = bound_at(d, "nlb_12.0.1");
+	assert_int_equal(nl_stepd_node_name(12, 0, out, sizeof(out)), 0);
 	assert_string_equal(out, "nlb");
-	put(p, "Num RefCount Protocol Flags Type St Inode Path\n"
-	       "0000: 2 0 10000 1 1 4999 /s/.x_12.0\n");
-	assert_int_equal(nl_stepd_node_name(d, 12, 0, out, sizeof(out)), -1);
-	assert_int_equal(
-		nl_stepd_node_name("/nonexistent", 12, 0, out, sizeof(out)),
-		-1);
+	close(fd);
+	fd = bound_at(d, ".x_12.0");
+	assert_int_equal(nl_stepd_node_name(12, 0, out, sizeof(out)), -1);
+	close(fd);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
 	snprintf(p, sizeof(p), "rm -rf %s", d);
 	assert_int_equal(system(p), 0);
+}
+
+/*
+ * The kernel prints a socket's name in /proc/net/unix as it is, newlines
+ * too: any local user can bind a socket whose name adds a line naming
+ * slurmstepd's own socket's inode with a name of the user's choosing
+ * (docs/slurm.md, "Security"). The node's name must not come from there.
+ */
+static void stepd_node_name_not_from_a_forged_line(void **state)
+{
+	(void)state;
+	char d[] = "/tmp/numalot-stepd.XXXXXX", out[64];
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat sb;
+	int fd, forged[300];
+
+	assert_non_null(mkdtemp(d));
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/node-07_12.0", d);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	/* Bound in a folder of the user's: the kernel lists such sockets by
+	 * their inode's hash, the newest first in a bucket, so some of many
+	 * come before the real one. */
+	for (int i = 0; i < 300; i++) {
+		struct sockaddr_un f = {.sun_family = AF_UNIX};
+		char fake[80];
+		snprintf(fake, sizeof(fake), "%s/%d\n0: 2 0 10000 1 1 %lu ", d,
+			 i, (unsigned long)sb.st_ino);
+		assert_int_equal(mkdir(fake, 0755), 0);
+		strcat(fake, "/x");
+		assert_int_equal(mkdir(fake, 0755), 0);
+		snprintf(f.sun_path, sizeof(f.sun_path), "%s/evil_12.0", fake);
+		forged[i] = socket(AF_UNIX, SOCK_STREAM, 0);
+		assert_true(forged[i] >= 0);
+		assert_int_equal(
+			bind(forged[i], (struct sockaddr *)&f, sizeof(f)), 0);
+	}
+	assert_int_equal(nl_stepd_node_name(12, 0, out, sizeof(out)), 0);
+	assert_string_equal(out, "node-07");
+	for (int i = 0; i < 300; i++)
+		close(forged[i]);
+	close(fd);
+	snprintf(out, sizeof(out), "rm -rf %s", d);
+	assert_int_equal(system(out), 0);
 }
 
 int main(void)
@@ -399,10 +499,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(digest_of_a_step),
 		cmocka_unit_test(site_line),
+		cmocka_unit_test(site_line_of_hostile_strings),
 		cmocka_unit_test(site_files),
 		cmocka_unit_test(site_copy_refuses_bad_node_names),
 		cmocka_unit_test(site_dir_refuses_what_a_user_planted),
 		cmocka_unit_test(stepd_node_name_from_its_socket),
+		cmocka_unit_test(stepd_node_name_not_from_a_forged_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
