@@ -44,7 +44,7 @@ share_on() {
 cat >"$T/walk.py" <<'EOF'
 import time
 b = bytearray(b"\1") * (128 << 20)
-end = time.time() + 14
+end = time.time() + 20
 fresh = 0
 while time.time() < end:
 	for i in range(0, len(b), 4096):
@@ -69,9 +69,10 @@ to=$(((from + 1) % nodes))
 migratepages "$pid" "$from" "$to"
 sleep 4 # numalot reads its pages again within 2 s
 at_to=$(share_on "$pid" "$to")
+alive=$(cat "/proc/$pid/comm" 2>/dev/null || echo "no process $pid")
 wait $np
 check "peers: run succeeded (output: $(tail -2 "$T/moved.out" | tr '\n' ' '))" test $? -eq 0
-check "peers: migratepages moved its pages from node $from to node $to, and numalot left them there ($at_to% on node $to 4 s later)" \
+check "peers: migratepages moved its pages from node $from to node $to, and numalot left them there ($at_to% on node $to 4 s later; $alive)" \
 	test "${at_to:-0}" -ge 80
 check "peers: the report says numalot let go and why ($(grep -o '"let_go": "[^"]*' "$T/moved.json"))" \
 	grep -Eq "\"let_go\": \"[0-9]+ MiB of its pages moved from node $from to node $to without numalot: numalot left the process to it" "$T/moved.json"
