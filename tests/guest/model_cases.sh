@@ -8,7 +8,8 @@
 # they agree (its header says on what, and within which factor). The
 # walkers of numalot-workload wait, their memory touched, until the watch
 # lets them go, so that both start from the setup's placement.
-# In the 4-node guest by default (about 60 s); GUEST_ALL=1: the 2-node one
+# GUEST_CASES=model make guest-check (not part of make check): in the
+# 4-node guest (about 60 s); GUEST_ALL=1: the 2-node one
 # too, and a first-touch setup shown, not checked. MODEL_MB=128: the
 # master-initialised walkers' size (default 64).
 set -u
