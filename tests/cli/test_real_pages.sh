@@ -92,9 +92,11 @@ if not (moved > 0 and events and any(e['bytes'] > 0 for e in events)):
 	tail -n 5 "$T/r.out"
 
 # Memory the process interleaved itself over nodes 0 and 1, its threads on
-# node 1: with bindings free (the default) that is a starting placement,
-# and numalot brings the pages together on one node (where the threads
-# are, or went). bound_by_its_policy stays false.
+# node 1: with bindings free (the default) that is a starting placement.
+# Taking it onto one node is a trial that only op counts can judge
+# (docs/algorithms.md, "Concentrating is a trial"): with them numalot
+# brings the pages together where the threads are; without them (no PMU,
+# as in the guests) it leaves them spread. bound_by_its_policy stays false.
 attach_touched i --interleave=0,1 --policy=lbma --period=4
 i0=$p0 i1=$p1
 share=""
@@ -110,11 +112,20 @@ while kill -0 "$w" 2>/dev/null; do
 done
 wait "$run"
 wait "$w"
-check "interleaved: numalot brought its pages onto one node (${share:-?}% on one)" \
-	test "${share:-0}" -ge 80
-check "interleaved: the report does not call it bound by its policy" python3 -c "
+ops=$(python3 -c "
+import json
+print(int(bool(json.load(open('$T/i.json'))['counters']['perf_terms'].get('ops_per_s'))))" 2>/dev/null)
+if [ "${ops:-0}" = 1 ]; then
+	check "interleaved, op counts: numalot brought its pages onto one node (${share:-?}% on one)" \
+		test "${share:-0}" -ge 80
+else
+	check "interleaved, no op counts: numalot left its pages spread (${share:-?}% on one)" \
+		test -n "$share" -a "${share:-100}" -lt 80
+fi
+check "interleaved: the report does not call it bound by its policy, and says what it moved" python3 -c "
 import json, sys
 r = json.load(open('$T/i.json'))
-p = [p for p in r['processes'] if p['pages']['moved_bytes'] > 0]
-if not p or any(q['pages']['bound_by_its_policy'] for q in r['processes']):
+moved = [p for p in r['processes'] if p['pages']['moved_bytes'] > 0]
+if bool(moved) != ('${ops:-0}' == '1') or \
+        any(q['pages']['bound_by_its_policy'] for q in r['processes']):
     sys.exit(json.dumps([q['pages'] for q in r['processes']]))"
