@@ -191,6 +191,15 @@ static int busy_on(const struct nl_model *m, int node)
 	return n;
 }
 
+/* imb_numa_nr: a share of node p's CPUs, at least 1 as in the kernel. */
+static int allowance(const struct nl_model *m, int p)
+{
+	int cpus = 0;
+	for (int c = 0; c < m->topo->ncpus; c++)
+		cpus += nl_model_node_of(m, c) == p;
+	return (int)fmax(1, m->p.numa_imbalance_share * cpus);
+}
+
 /*
  * Kernel-like: a move to an idle CPU of the preferred node is allowed only
  * while the imbalance it makes stays within imb_numa_nr (a share of the
@@ -198,14 +207,66 @@ static int busy_on(const struct nl_model *m, int node)
  */
 static int imbalance_ok(const struct nl_model *m, int s, int p)
 {
-	int cpus = 0;
 	if (m->os_mode != NL_OS_LINUX)
 		return 1;
+	return (busy_on(m, p) + 1) - (busy_on(m, s) - 1) <= allowance(m, p);
+}
+
+/*
+ * Between nodes (the kernel's calculate_imbalance with spare capacity at
+ * the NUMA level; docs/machine-model.md, "Operating system"): while node
+ * s has more busy CPUs than node p by more than the NUMA imbalance
+ * allowance (at least imbalance_ok's, so that NUMA balancing does not
+ * pull the thread straight back), an unpinned thread of s goes to an
+ * idle CPU of p, an idle core first: threads sharing a core first, then
+ * the others, nearest nodes first.
+ */
+static void spread_nodes(struct nl_model *m)
+{
+	int n = m->topo->nnodes, busy[NL_MAX_NODES] = {0};
+	int allow[NL_MAX_NODES], lo, hi;
+
+	if (n < 2 || n > NL_MAX_NODES)
+		return;
 	for (int c = 0; c < m->topo->ncpus; c++)
-		cpus += nl_model_node_of(m, c) == p;
-	/* imb_numa_nr is at least 1 in the kernel. */
-	return (busy_on(m, p) + 1) - (busy_on(m, s) - 1) <=
-	       fmax(1, m->p.numa_imbalance_share * cpus);
+		busy[nl_model_node_of(m, c)] += m->cpu_load[c] > 0;
+	lo = hi = busy[0];
+	for (int j = 1; j < n; j++) {
+		lo = busy[j] < lo ? busy[j] : lo;
+		hi = busy[j] > hi ? busy[j] : hi;
+	}
+	if (hi - lo <= 2)
+		return;
+	/* The kernel keeps an imbalance of up to NUMA_IMBALANCE_MIN (2)
+	 * tasks while the destination is lightly loaded. */
+	for (int j = 0; j < n; j++)
+		allow[j] = allowance(m, j) > 2 ? allowance(m, j) : 2;
+	for (int pass = 0; pass < 2; pass++)
+		for (int x = m->nthreads - 1; x >= 0; x--) {
+			struct nl_model_thread *t = &m->threads[x];
+			int s, p = -1, to = -1;
+
+			if (t->state != NL_T_RUNNING || t->pinned ||
+			    (pass == 0 &&
+			     m->core_busy[m->topo->cpu_core[t->cpu]] < 2))
+				continue;
+			s = nl_model_node_of(m, t->cpu);
+			for (int k = 1; k < n && to < 0; k++) {
+				p = m->node_order[s * n + k];
+				if (busy[s] - busy[p] <= allow[p] ||
+				    busy[s] - 1 < busy[p] + 1)
+					continue;
+				to = idle_cpu_on(m, t, p, 1);
+				if (to < 0)
+					to = idle_cpu_on(m, t, p, 0);
+			}
+			if (to < 0)
+				continue;
+			busy[s] -= m->cpu_load[t->cpu] == 1;
+			busy[p]++;
+			nl_model_move(m, t, to);
+			m->os_moves++;
+		}
 }
 
 /* One NUMA placement decision for every unpinned thread of pr. Returns
@@ -380,9 +441,11 @@ void nl_model_os_step(struct nl_model *m)
 		migrate_pages(m);
 		numa_balance(m);
 		load_balance(m);
+		spread_nodes(m);
 		break;
 	case NL_OS_LINUX_NONUMA:
 		load_balance(m);
+		spread_nodes(m);
 		break;
 	}
 }

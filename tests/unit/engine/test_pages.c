@@ -269,7 +269,9 @@ static void engine_gathers_on_sockets(void **state)
 	(void)state;
 	run(path, 1, &on);
 	run(path, 0, &off);
-	assert_true(on.one_half > 0.9);
+	/* Half the machine would be 0.5. 0.89-0.9: threads released at
+	 * the end are spread over the sockets by the modelled balancer. */
+	assert_true(on.one_half > 0.85);
 	assert_true(on.moved > 1e9);
 	/* 0.84 while the modelled Linux found a share of the misplaced pages
 	 * left each tick; 0.88 since its scan passes find each once (it then

@@ -136,7 +136,7 @@ static void test_saturated_node_caps_traffic(void **state)
 static void test_saturated_link_caps_traffic(void **state)
 {
 	struct nl_machine *m = sim(
-		"{'machine': {'topology': 'numa:2 core:8 pu:1', "
+		"{'os': 'none', 'machine': {'topology': 'numa:2 core:8 pu:1', "
 		"'link_bandwidth_bytes_per_s': 10e9}, 'processes': [{'kind': "
 		"'stream', 'threads': 8, 'placement': 'node:0', 'start_node': "
 		"1, 'bytes_per_op': 20, 'mlp': 50}]}",
@@ -573,6 +573,48 @@ static void test_start_placement(void **state)
 	nl_machine_destroy(m);
 }
 
+/*
+ * The load balancer evens busy CPUs between nodes beyond the NUMA
+ * imbalance allowance (a quarter of a node's CPUs), threads that share a
+ * core first: six threads started on node 0 of a 2 x 4 x 2 machine (two
+ * cores shared, node 1 idle) end four on node 0 and two on node 1, one a
+ * core. A small imbalance stays.
+ */
+static void test_balancer_spreads_nodes(void **state)
+{
+	struct nl_machine *m =
+		sim("{'os': 'linux-nonuma', 'machine': {'topology': "
+		    "'numa:2 core:4 pu:2', 'noise': 0}, 'processes': [{'kind': "
+		    "'compute', 'threads': 6, 'start_node': 0}]}",
+		    1);
+	const struct nl_topology *topo = m->topo;
+	int on[2] = {0}, core[8] = {0};
+
+	(void)state;
+	for (int k = 0; k < 6; k++)
+		on[topo->cpu_node[thr(m, 1000 + k)->cpu]]++;
+	assert_int_equal(on[0], 6);
+	m->ops->wait(m, 0.01);
+	on[0] = on[1] = 0;
+	for (int k = 0; k < 6; k++) {
+		int cpu = thr(m, 1000 + k)->cpu;
+		on[topo->cpu_node[cpu]]++;
+		assert_int_equal(core[topo->cpu_core[cpu]]++, 0);
+	}
+	assert_int_equal(on[0], 4);
+	assert_int_equal(on[1], 2);
+	nl_machine_destroy(m);
+
+	m = sim("{'os': 'linux-nonuma', 'machine': {'topology': "
+		"'numa:2 core:8 pu:1', 'noise': 0}, 'processes': [{'kind': "
+		"'compute', 'threads': 2, 'start_node': 0}]}",
+		1);
+	m->ops->wait(m, 0.01);
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(m->topo->cpu_node[thr(m, 1000 + k)->cpu], 0);
+	nl_machine_destroy(m);
+}
+
 /* Where data lands, and that moving a thread leaves it there. */
 static void test_data_placement(void **state)
 {
@@ -656,6 +698,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_remote_latency_ratio),
+		cmocka_unit_test(test_balancer_spreads_nodes),
 		cmocka_unit_test(test_compute_indifferent),
 		cmocka_unit_test(test_saturated_node_caps_traffic),
 		cmocka_unit_test(test_saturated_link_caps_traffic),
