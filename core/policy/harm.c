@@ -298,7 +298,12 @@ int nl_harm_check(struct step *st)
 		return 0;
 	for (int i = 0; i < st->v->nthreads; i++)
 		pinned += nl_step_in_domain(st, i) && st->v->threads[i].pinned;
-	if (!pinned) {
+	/* With CPU shares only, the OS wins only by giving the domain 2%
+	 * more CPU: when numalot's placement already gives its threads about
+	 * a whole core each, no check could find harm, and one would cost
+	 * the OS's placement (and the pages it moves) for nothing. */
+	if (!pinned ||
+	    (!ops_measured(st) && s->harm_placed * (1 + HARM_MARGIN) > count)) {
 		s->harm_next_s = now + check;
 		return 0;
 	}

@@ -453,7 +453,8 @@ static void harm_check(void **state)
 
 /* Without op counts the check sees CPU shares only: the same share under
  * the OS is no evidence against numalot's placement, which returns; a
- * clearly larger one (numalot crowded the domain) keeps the OS's. */
+ * clearly larger one (numalot crowded the domain) keeps the OS's; with a
+ * whole CPU each there is nothing to check. */
 static void harm_check_cpu_share(void **state)
 {
 	(void)state;
@@ -487,6 +488,16 @@ static void harm_check_cpu_share(void **state)
 		assert_int_equal(count_kind(&plan, NL_ACT_PIN), more ? 0 : 1);
 		nl_policy_state_free(&s);
 	}
+	/* A whole CPU each under numalot: no check could find harm, and
+	 * none is made. */
+	nl_policy_state_init(&s);
+	a->pinned = 1;
+	a->tput = b->tput = 1.0;
+	for (double t = 1; t <= 40; t++) {
+		step(NL_POLICY_LBMA, vu_view(&u, t), &s, &plan, 1);
+		assert_int_equal(count_kind(&plan, NL_ACT_RELEASE), 0);
+	}
+	nl_policy_state_free(&s);
 	setup(NULL);
 	nl_plan_free(&plan);
 	vu_free(&u);
