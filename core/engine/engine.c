@@ -467,6 +467,23 @@ static int mem_bound(struct nl_engine *e, int pid)
  * every thread of the node (where the other jobs' threads are), except
  * monitor, which looks at none: a step costs by its own threads then.
  */
+/* Each of the domain's processes' live threads, and the most it had. */
+static void count_threads(struct nl_engine *e, struct ethread *const *mine,
+			  size_t nmine)
+{
+	struct eprocess *ep = NULL;
+	for (size_t i = 0; i < nmine; i++)
+		if ((ep = nl_engine_proc(e, mine[i]->pid)))
+			ep->threads_now = 0;
+	for (size_t i = 0; i < nmine; i++)
+		if ((ep = nl_engine_proc(e, mine[i]->pid)))
+			ep->threads_now++;
+	for (size_t i = 0; i < nmine; i++)
+		if ((ep = nl_engine_proc(e, mine[i]->pid)) &&
+		    ep->threads_now > ep->threads_peak)
+			ep->threads_peak = ep->threads_now;
+}
+
 int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 			  struct ethread *const *mine, size_t nmine)
 {
@@ -497,13 +514,18 @@ int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 		has[m++] = mine[i]->has_perf;
 	}
 	nl_perf_relative(perf, group, has, (int)m, rel);
-	int bound_pid = -1, bound = 0;
+	count_threads(e, mine, nmine);
+	int bound_pid = -1, bound = 0, peak = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct ethread *t = e->live[i];
 		double rel_i = t->domain == d->id && j < m ? rel[j++] : 1.0;
 		if (t->domain == d->id && t->pid != bound_pid) {
+			struct eprocess *ep = nl_engine_proc(e, t->pid);
 			bound_pid = t->pid;
 			bound = mem_bound(e, t->pid);
+			peak = ep && ep->threads_now < ep->threads_peak
+				       ? ep->threads_peak
+				       : 0;
 		}
 		vt[i] = (struct nl_view_thread){
 			.tid = t->tid,
@@ -521,6 +543,7 @@ int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 			.pref_share = t->pref_share,
 			.here_share = t->here_share,
 			.process_share = t->process_share,
+			.threads_peak = t->domain == d->id ? peak : 0,
 			.has_oi = t->has_oi,
 			.oi = t->oi,
 			.compute_cls = t->has_oi ? t->compute_cls : 0,

@@ -128,6 +128,9 @@ struct nl_view_thread {
 	 * of its own): they say where the process's data is, not this
 	 * thread's */
 	int process_share;
+	/* The most threads its process had, when fewer live now (else 0):
+	 * pages the ended ones touched stay where they ran (step.c). */
+	int threads_peak;
 	int has_oi; /* operational intensity was measured */
 	double oi;  /* ops per byte from memory */
 	/* its class against compute_oi and page_bw_oi, with hysteresis:

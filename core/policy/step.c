@@ -136,6 +136,13 @@ int nl_step_pages_say_away(const struct step *st, int i, int P)
 		on_p += nj == P;
 		on_here += nj == here;
 	}
+	/* Threads of its process ended, their pages left where they ran:
+	 * its own node must hold less than half what one thread of the most
+	 * it had would have touched (a first-touch process's last thread was
+	 * called to its ended siblings' node, away from its own pages, -3%;
+	 * bound or master-initialised pages still call). */
+	if (t->threads_peak > 0 && t->here_share >= 0.5 / t->threads_peak)
+		return 0;
 	return n > 0 && t->pref_share >= (double)(on_p + 1) / n &&
 	       t->here_share < 0.5 * on_here / n;
 }

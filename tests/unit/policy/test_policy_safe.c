@@ -279,7 +279,8 @@ static void oversubscribed_hands_back(void **state)
 
 /* Its process's pages only (no sampled loads of its own): they call a
  * thread away only from a node holding less than half its threads' share
- * of the pages, to one holding more than its threads' share. */
+ * of the pages, to one holding more than its threads' share, and only
+ * while none of its process's threads has ended. */
 static void process_pages_call_carefully(void **state)
 {
 	(void)state;
@@ -307,7 +308,23 @@ static void process_pages_call_carefully(void **state)
 		u.t[k].pref_share = 0.98;
 		u.t[k].here_share = k < 2 ? 0.98 : 0.02;
 	}
+	/* Six threads once, two ended: node 1's 2% may be one thread's own
+	 * first touches (more than half of 1/6 would be 8.3%), and the rest
+	 * the master's, so they call still; 10% there does not. */
+	for (int k = 0; k < 4; k++)
+		u.t[k].threads_peak = 6;
+	for (int k = 2; k < 4; k++) {
+		u.t[k].pref_share = 0.9;
+		u.t[k].here_share = 0.1;
+	}
 	assert_int_equal(step(NL_POLICY_IMAR2, vu_view(&u, 2), &s, &plan, 1),
+			 0);
+	assert_int_equal(count_kind(&plan, NL_ACT_MIGRATE), 0);
+	for (int k = 2; k < 4; k++) {
+		u.t[k].pref_share = 0.98;
+		u.t[k].here_share = 0.02;
+	}
+	assert_int_equal(step(NL_POLICY_IMAR2, vu_view(&u, 3), &s, &plan, 1),
 			 0);
 	assert_true(count_kind(&plan, NL_ACT_MIGRATE) > 0);
 	for (size_t a = 0; a < plan.n; a++)
