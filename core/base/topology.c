@@ -224,16 +224,25 @@ static int fill_maps(struct nl_topology *t, char *err, size_t errlen)
 		t->cpu_os[i] = (int)pu->os_index;
 		t->cpu_core[i] = core ? (int)core->logical_index : -1;
 		t->cpu_node[i] = -1;
-		/* A CPU local to several nodes (DRAM + HBM) takes the first. */
-		for (int n = 0; n < nnuma; n++) {
-			hwloc_obj_t o = hwloc_get_obj_by_type(
-				hw, HWLOC_OBJ_NUMANODE, (unsigned)n);
-			if (!o || hwloc_bitmap_isset(o->cpuset, pu->os_index)) {
-				t->cpu_node[i] = n;
-				t->node_ncpus[n]++;
-				break;
+		/* A CPU local to several nodes (DRAM + HBM) takes the first;
+		 * one local to none (its node not allowed: a cpuset's view)
+		 * the first node whose CPUs share its nearest ancestor. */
+		for (hwloc_obj_t a = pu; a && t->cpu_node[i] < 0; a = a->parent)
+			for (int n = 0; n < nnuma; n++) {
+				hwloc_obj_t o = hwloc_get_obj_by_type(
+					hw, HWLOC_OBJ_NUMANODE, (unsigned)n);
+				if (!o ||
+				    (a == pu ? hwloc_bitmap_isset(o->cpuset,
+								  pu->os_index)
+					     : hwloc_bitmap_intersects(
+						       o->cpuset, a->cpuset))) {
+					t->cpu_node[i] = n;
+					break;
+				}
 			}
-		}
+		if (t->cpu_node[i] < 0)
+			t->cpu_node[i] = 0;
+		t->node_ncpus[t->cpu_node[i]]++;
 	}
 	/* CPUs without a core object count as cores of their own. */
 	for (int i = 0; i < npu; i++)

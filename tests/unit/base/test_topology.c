@@ -92,6 +92,28 @@ static void xml_with_distances(void **state)
 	nl_topology_free(t);
 }
 
+/* A cpuset's view (tests/data/2n4c-node0-disallowed.xml: node 0's memory
+ * not allowed): CPUs local to no allowed node still get one, the first
+ * whose CPUs share their nearest ancestor, never -1 (an index into every
+ * per-node array: best-static's search crashed on such a machine). */
+static void cpus_of_a_disallowed_node(void **state)
+{
+	struct nl_topology *t;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(
+		nl_topology_load("tests/data/2n4c-node0-disallowed.xml", &t,
+				 err, sizeof(err)),
+		0);
+	assert_int_equal(t->nnodes, 1);
+	assert_int_equal(t->ncpus, 8);
+	for (int c = 0; c < t->ncpus; c++)
+		assert_int_equal(t->cpu_node[c], 0);
+	assert_int_equal(t->node_ncpus[0], 8);
+	nl_topology_free(t);
+}
+
 static void bad_specs(void **state)
 {
 	(void)state;
@@ -143,6 +165,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(synthetic_maps),
 		cmocka_unit_test(xml_with_distances),
+		cmocka_unit_test(cpus_of_a_disallowed_node),
 		cmocka_unit_test(bad_specs),
 		cmocka_unit_test(cpulist_and_distances),
 		cmocka_unit_test(live_machine),
