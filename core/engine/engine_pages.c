@@ -116,6 +116,11 @@ int nl_engine_pages_step(struct nl_engine *e, struct edomain *d, double now,
 
 	if (!e->m->ops->move_pages || !e->m->ops->node_pages)
 		return 0;
+	/* While the do-no-harm check has the domain with the OS, or the OS
+	 * won it, pages are the OS's too: moved after threads just handed
+	 * back, they cost the check and the return (docs/algorithms.md). */
+	if (d->state.harm_phase == 1 || d->state.harm_passive)
+		return 0;
 	/* Where the thread moves just applied left them. */
 	for (size_t i = 0; i < n; i++) {
 		vt[i].cpu = e->live[i]->cpu;

@@ -163,7 +163,12 @@ static int save_and_release(struct step *st, int count)
 			.tid = t->tid, .to_cpu = st->cpu[i], .pair = -1};
 		/* Back where the OS had it, so that what is measured is the
 		 * OS's placement, not numalot's left to the OS. */
-		int back = t->origin_cpu >= 0 && t->origin_cpu != st->cpu[i] &&
+		/* Only to a free CPU: the OS had several on one CPU at
+		 * different times (three of four threads back on one CPU). */
+		int back = t->origin_cpu >= 0 &&
+					   t->origin_cpu < st->v->topo->ncpus &&
+					   t->origin_cpu != st->cpu[i] &&
+					   st->head[t->origin_cpu] < 0 &&
 					   nl_step_allows(t, t->origin_cpu) &&
 					   !away_from_bound_memory(
 						   st, i, t->origin_cpu)

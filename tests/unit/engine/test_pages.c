@@ -279,6 +279,83 @@ static void engine_gathers_on_sockets(void **state)
 	assert_true(on.makespan < 0.9 * off.makespan);
 }
 
+/*
+ * The do-no-harm check hands the domain to the OS to compare: its threads
+ * go back to the CPUs the OS had them on, but never two to one CPU (the OS
+ * had three of these four on one CPU at different times), and no page
+ * moves while the OS has the domain (pages that followed the threads just
+ * handed back cost the check 1.5 GiB and the makespan 6%).
+ */
+static void harm_check_moves_no_pages(void **state)
+{
+	struct nl_scenario *sc;
+	struct nl_machine *m;
+	struct nl_engine *e;
+	struct nl_policy_params p;
+	const struct nl_process_info *pi;
+	struct json_object *r, *ev, *x, *v;
+	size_t n;
+	char err[512];
+	double os_from = -1, os_until = -1;
+	int checks = 0, to[8], nto = 0;
+
+	(void)state;
+	if (nl_scenario_parse(
+		    json("{'machine': {'topology': 'numa:2 core:8 pu:1'}, "
+			 "'processes': [{'kind': 'latency', 'threads': 2, "
+			 "'placement': 'master'}, {'kind': 'stream', "
+			 "'threads': 2, 'placement': 'master'}]}"),
+		    "t.json", NULL, &sc, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(nl_sim_create(sc, 1, &m, err, sizeof(err)), 0);
+	nl_policy_params_default(&p);
+	assert_int_equal(nl_engine_create(m, &e), 0);
+	assert_int_equal(
+		nl_engine_add_domain(e, 0, "j", NL_POLICY_IMAR2, &p, 1), 0);
+	assert_int_equal(m->ops->processes(m, &pi, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(nl_engine_add_process(e, pi[i].pid, 0), 0);
+	assert_int_equal(nl_engine_run(e), 0);
+	r = nl_engine_report(e, 0);
+	assert_true(json_object_object_get_ex(r, "events", &ev));
+	for (size_t i = 0; i < json_object_array_length(ev); i++) {
+		x = json_object_array_get_idx(ev, i);
+		json_object_object_get_ex(x, "t_s", &v);
+		double t = json_object_get_double(v);
+		json_object_object_get_ex(x, "kind", &v);
+		const char *kind = json_object_get_string(v);
+		json_object_object_get_ex(x, "reason", &v);
+		const char *why = json_object_get_string(v);
+		if (!strcmp(kind, "release") && strstr(why, "do-no-harm")) {
+			if (t != os_from) {
+				checks++;
+				nto = 0;
+			}
+			os_from = t;
+			os_until = 1e9;
+			json_object_object_get_ex(x, "to_cpu", &v);
+			if (!json_object_is_type(v, json_type_null)) {
+				for (int k = 0; k < nto; k++)
+					assert_int_not_equal(
+						to[k], json_object_get_int(v));
+				if (nto < 8)
+					to[nto++] = json_object_get_int(v);
+			}
+		} else if (!strcmp(kind, "pin") && strstr(why, "do-no-harm")) {
+			os_until = t;
+		} else if (!strcmp(kind, "pages") && t >= os_from &&
+			   t < os_until) {
+			json_object_object_get_ex(x, "bytes", &v);
+			assert_true(json_object_get_double(v) == 0);
+		}
+	}
+	assert_true(checks > 0);
+	json_object_put(r);
+	nl_engine_free(e);
+	nl_machine_destroy(m);
+	nl_scenario_free(sc);
+}
+
 /* A move that stopped early (the process ended mid-way) still counts
  * what it moved, in the report's bytes and events. */
 static void engine_counts_moves_cut_short(void **state)
@@ -602,6 +679,7 @@ int main(void)
 		cmocka_unit_test(engine_improves_interleaved_memory),
 		cmocka_unit_test(engine_gathers_on_sockets),
 		cmocka_unit_test(engine_counts_moves_cut_short),
+		cmocka_unit_test(harm_check_moves_no_pages),
 		cmocka_unit_test(placement_plans_without_a_machine),
 		cmocka_unit_test(concentrating_run_is_a_trial),
 		cmocka_unit_test(dry_run_lists_page_moves),
