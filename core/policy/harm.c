@@ -130,6 +130,17 @@ static int a_process_lost(const struct nl_policy_state *s)
 	return 0;
 }
 
+/* Some process ran clearly slower under the OS than under numalot. */
+static int a_process_gained(const struct nl_policy_state *s)
+{
+	for (size_t k = 0; k < s->nhp; k++)
+		if (s->hp[k].placed > 0 &&
+		    s->hp[k].os_sum / s->harm_n * (1 + HARM_PROC_MARGIN) <
+			    s->hp[k].placed)
+			return 1;
+	return 0;
+}
+
 /* Would thread i, sent to cpu, leave the node of memory its process
  * bound there, which neither the kernel nor numalot will move? */
 static int away_from_bound_memory(const struct step *st, int i, int cpu)
@@ -250,9 +261,15 @@ static int decide(struct step *st, double tput, int count)
 	 * placement was clearly faster. A CPU share says nothing of memory
 	 * speed (no PMU): there the OS takes it back only when it gave the
 	 * domain clearly more CPU (numalot's placement crowded it). */
-	double bar = ops_measured(st) ? 1 - HARM_MARGIN : 1 + HARM_MARGIN;
-	if (s->harm_sum / s->harm_n >= s->harm_placed * bar ||
-	    (ops_measured(st) && a_process_lost(s))) {
+	/* Nor does one job's gain pay for another's loss the other way: a
+	 * process clearly faster under numalot, none clearly slower, keeps
+	 * numalot's placement however little it weighs in the domain's sum
+	 * (a 4-thread latency-bound job beside 12 compute threads). */
+	int ops = ops_measured(st);
+	double bar = ops ? 1 - HARM_MARGIN : 1 + HARM_MARGIN;
+	if ((ops && a_process_lost(s)) ||
+	    (s->harm_sum / s->harm_n >= s->harm_placed * bar &&
+	     !(ops && a_process_gained(s)))) {
 		/* The OS does as well: leave the domain to it for a while. */
 		s->nsaved = 0;
 		s->harm_won = 1;

@@ -468,6 +468,43 @@ static void harm_check(void **state)
 	vu_free(&u);
 }
 
+/* A small process clearly slower under the OS, none faster: numalot's
+ * placement returns, though the domain's sum (a large compute process
+ * beside it) moved by less than 2%. */
+static void harm_check_small_process(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+	double t = 1;
+
+	vu_init(&u, "numa:2 core:2 pu:1");
+	struct nl_view_thread *a = add(&u, 1, 1, 2, 1, 0.9);
+	struct nl_view_thread *b = add(&u, 2, 2, 0, 0, 0.9);
+	P.harm_check_s = 10;
+	P.tickets.stay = 0;
+	nl_plan_init(&plan);
+	nl_policy_state_init(&s);
+	a->pinned = 1;
+	a->origin_cpu = 1;
+	a->tput = 1e8;
+	b->tput = 1e10;
+	for (; t <= 11; t++)
+		step(NL_POLICY_LBMA, vu_view(&u, t), &s, &plan, 1);
+	assert_int_equal(count_kind(&plan, NL_ACT_RELEASE), 1);
+	a->pinned = 0;
+	a->tput = 0.5e8;
+	for (int k = 0; k < 3; k++)
+		step(NL_POLICY_LBMA, vu_view(&u, ++t), &s, &plan, 1);
+	assert_int_equal(count_kind(&plan, NL_ACT_PIN), 1);
+	assert_int_equal(plan.actions[0].tid, 1);
+	nl_policy_state_free(&s);
+	setup(NULL);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
 /* Without op counts the check sees CPU shares only: the same share under
  * the OS is no evidence against numalot's placement, which returns; a
  * clearly larger one (numalot crowded the domain) keeps the OS's; with a
@@ -589,6 +626,7 @@ int main(void)
 		cmocka_unit_test_setup(bound_memory_not_evicted, setup),
 		cmocka_unit_test_setup(rollback_never_onto_busy_cpu, setup),
 		cmocka_unit_test_setup(harm_check, setup),
+		cmocka_unit_test_setup(harm_check_small_process, setup),
 		cmocka_unit_test_setup(harm_check_cpu_share, setup),
 		cmocka_unit_test_setup(harm_check_short_periods, setup),
 		cmocka_unit_test(profile_by_name),
