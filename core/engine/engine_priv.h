@@ -107,7 +107,7 @@ struct eprocess {
 	int domain;
 	int adopted; /* a child the machine followed, not a registered one */
 	int threads_now, threads_peak; /* live threads: now, the most seen */
-	struct nl_page_state pg; /* page placement's (page_placement.h) */
+	struct nl_page_state pg;       /* page placement's (page_placement.h) */
 	/* Its resident pages by node, at the first and the last reading
 	 * that found any (report: locality before and after). */
 	int pages_read;
