@@ -20,7 +20,7 @@
 struct walk {
 	pid_t pid;
 	int from_os, to_os;
-	unsigned long page;
+	unsigned long page, huge;
 	double want, moved;
 	unsigned long looked;
 	int bound_seen; /* a mapping with its own policy held some pages */
@@ -60,7 +60,40 @@ static int move_batch(pid_t pid, unsigned long k, void **addr, int *nodes,
 	return 0;
 }
 
-/* Move the pages of [start, end) on the source node, batch by batch. */
+unsigned long nl_page_batch_end(unsigned long a, unsigned long end,
+				unsigned long count, unsigned long page,
+				unsigned long huge)
+{
+	unsigned long lim = a + count * page;
+	if (huge && (huge & (huge - 1)) == 0 && (lim & ~(huge - 1)) > a)
+		lim &= ~(huge - 1);
+	return lim < end ? lim : end;
+}
+
+/* The size of a transparent huge page (a PMD's), 0 if unknown. */
+static unsigned long huge_page(void)
+{
+	static long size = -1;
+	char path[NL_FS_PATH], *text = NULL;
+	if (size < 0) {
+		size = 0;
+		nl_fs_path(
+			path, sizeof(path),
+			"/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
+		if (nl_proc_slurp(path, &text, NULL) == 0)
+			size = atol(text);
+		free(text);
+	}
+	return (unsigned long)size;
+}
+
+/* Move the pages of [start, end) on the source node, batch by batch. A
+ * batch ends at a huge page's boundary: a transparent huge page moves
+ * whole, so one cut by a batch's end would move with its first pages and
+ * its others, found on the target by the next batch, would go uncounted
+ * (in the 4-node guest numalot counted 170 MiB of 259 MiB it moved, and
+ * took the rest for another placer's move: docs/real-node.md, "Other
+ * placers"). */
 static int walk_range(struct walk *w, unsigned long start, unsigned long end)
 {
 	void *addr[BATCH];
@@ -69,7 +102,9 @@ static int walk_range(struct walk *w, unsigned long start, unsigned long end)
 	for (unsigned long a = start;
 	     a < end && w->moved < w->want && w->looked < MAX_PAGES_LOOKED;) {
 		int n = 0, k = 0;
-		for (; a < end && n < BATCH; a += w->page)
+		unsigned long lim =
+			nl_page_batch_end(a, end, BATCH, w->page, w->huge);
+		for (; a < lim && n < BATCH; a += w->page)
 			addr[n++] = (void *)a;
 		w->looked += (unsigned long)n;
 		if (move_pages(w->pid, (unsigned long)n, addr, NULL, status,
@@ -237,6 +272,7 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 	w.from_os = t->node_os[from];
 	w.to_os = t->node_os[to];
 	w.page = (unsigned long)sysconf(_SC_PAGESIZE);
+	w.huge = huge_page();
 	rc = read_maps(pid, &v, &nv);
 	if (rc < 0)
 		return rc;
