@@ -95,7 +95,7 @@ static int wrapper(const struct real *r, const struct rproc *p,
 	       !any_placed(r, p->info.pid);
 }
 
-void nl_real_check_bindings(struct real *r)
+void nl_real_check_bindings(struct real *r, int pid)
 {
 	hwloc_bitmap_t cur = hwloc_bitmap_alloc();
 	if (!cur)
@@ -105,8 +105,8 @@ void nl_real_check_bindings(struct real *r)
 		struct rproc *p;
 		/* Threads left unread this refresh (idle) are looked at when
 		 * next read. */
-		if (t->gen != r->gen || t->ticks_stale || t->tid <= 0 ||
-		    !t->seen_os ||
+		if ((pid > 0 && t->pid != pid) || t->gen != r->gen ||
+		    t->ticks_stale || t->tid <= 0 || !t->seen_os ||
 		    hwloc_get_proc_cpubind(r->live, t->tid, cur,
 					   HWLOC_CPUBIND_THREAD) < 0 ||
 		    hwloc_bitmap_isequal(cur, t->seen_os))

@@ -16,15 +16,35 @@
 #define BATCH 1024
 /* At most this many pages looked at per call (16 GiB of 4 KiB pages). */
 #define MAX_PAGES_LOOKED (4UL << 20)
+/* A move this long looks for another placer's hand this often. */
+#define LOOK_EVERY_S 0.1
 
 struct walk {
+	struct real *r;
+	struct rproc *p;
 	pid_t pid;
 	int from_os, to_os;
 	unsigned long page, huge;
 	double want, moved;
 	unsigned long looked;
 	int bound_seen; /* a mapping with its own policy held some pages */
+	double next_look;
 };
+
+/* Whether another placer has had a hand in the process since the move
+ * began: numad binds its threads, then moves its memory, and a long move
+ * (10 s for 190 MiB in the emulated guests) would go on moving its pages
+ * the other way. Its threads' bindings are looked at every LOOK_EVERY_S;
+ * numalot then lets go and stops (docs/real-node.md, "Other placers"). */
+static int placer_came(struct walk *w)
+{
+	double now = nl_mono_s();
+	if (now < w->next_look)
+		return 0;
+	w->next_look = now + LOOK_EVERY_S;
+	nl_real_check_bindings(w->r, w->pid);
+	return w->p->info.real.let_go[0] != 0;
+}
 
 /* Whether a mapping's memory policy in numa_maps (set by the process)
  * keeps its pages where they are: bind always, interleave unless flags
@@ -124,6 +144,8 @@ static int walk_range(struct walk *w, unsigned long start, unsigned long end)
 			return rc;
 		for (int i = 0; i < k; i++)
 			w->moved += status[i] == w->to_os ? w->page : 0;
+		if (placer_came(w))
+			return -ESRCH;
 	}
 	return 0;
 }
@@ -244,7 +266,7 @@ static int move_hot(struct walk *w, struct nl_hot *hot, const struct range *g,
 			*hot_moved += (double)w->page;
 			nl_hot_moved(hot, (uintptr_t)addr[i], w->to_os);
 		}
-	return 0;
+	return placer_came(w) ? -ESRCH : 0;
 }
 
 int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
@@ -252,7 +274,7 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 {
 	struct real *r = R(m);
 	const struct nl_topology *t = m->topo;
-	struct walk w = {.pid = pid, .want = max_bytes};
+	struct walk w = {.r = r, .pid = pid, .want = max_bytes};
 	char path[64], *line = NULL;
 	size_t cap = 0, nv = 0, ng = 0;
 	struct vma *v = NULL;
@@ -273,6 +295,8 @@ int nl_real_move_pages(struct nl_machine *m, int pid, int from, int to,
 	w.to_os = t->node_os[to];
 	w.page = (unsigned long)sysconf(_SC_PAGESIZE);
 	w.huge = huge_page();
+	w.p = p;
+	w.next_look = nl_mono_s() + LOOK_EVERY_S;
 	rc = read_maps(pid, &v, &nv);
 	if (rc < 0)
 		return rc;
