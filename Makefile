@@ -178,6 +178,10 @@ $(foreach t,$(TEST_SRC),$(eval $(BUILD)/tests/$(basename $(notdir $(t))): $(t)))
 # A unit test of a command-line file links that file too.
 TEST_CLI_test_eval_stats := $(BUILD)/core/cli/eval_stats.o
 $(BUILD)/tests/test_eval_stats: $(TEST_CLI_test_eval_stats)
+TEST_CLI_test_eval_numad := $(BUILD)/core/cli/eval_sys.o \
+	$(BUILD)/core/cli/out/outfile.o \
+	$(BUILD)/core/cli/out/cli_out.o
+$(BUILD)/tests/test_eval_numad: $(TEST_CLI_test_eval_numad)
 
 $(BENCHES): $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)

@@ -311,6 +311,38 @@ static int commands(struct eval_args *a, struct eval_conf *c)
 	return c->ncmds ? 0 : -1;
 }
 
+/* The most data a bundled kernel of the case has, MiB (--size; ep has
+ * none), or -1: --size=node, or a command of the site's. */
+static double kernels_mib(const struct eval_conf *c)
+{
+	double most = 0;
+	for (int i = 0; i < c->ncmds; i++) {
+		const struct eval_cmd *e = &c->cmds[i];
+		const char *size = NULL;
+		int ep = 0, kernel = 0;
+		for (int j = 0; j + 1 < e->argc; j++) {
+			if (!strcmp(e->argv[j], "--kernel")) {
+				kernel = 1;
+				ep = !strcmp(e->argv[j + 1], "ep");
+			} else if (!strcmp(e->argv[j], "--size")) {
+				size = e->argv[j + 1];
+			}
+		}
+		double v = !kernel || !size	     ? -1
+			   : ep			     ? 0
+			   : !strcmp(size, "small")  ? 4
+			   : !strcmp(size, "medium") ? 256
+			   : !strcmp(size, "large")  ? 2048
+			   : !strcmp(size, "node")   ? -1
+						     : atof(size);
+		if (v < 0)
+			return -1;
+		if (v > most)
+			most = v;
+	}
+	return most;
+}
+
 static unsigned long long mix(unsigned long long *s)
 {
 	unsigned long long x = (*s += 0x9e3779b97f4a7c15ULL);
@@ -507,15 +539,20 @@ int nl_cmd_eval(int argc, char **argv)
 		if (!c->sys_on[y])
 			nl_cli_error(EVAL_CMD, "skipped: %s: %s",
 				     nl_eval_system_names[y], c->skip[y]);
-	double up = 0;
-	FILE *uf = c->sys_on[SYS_NUMAD] ? fopen("/proc/uptime", "r") : NULL;
-	if (uf && fscanf(uf, "%lf", &up) == 1 && up < 300)
+	double mib = kernels_mib(c);
+	if (c->sys_on[SYS_NUMAD] && mib >= 0 && mib < 300)
+		nl_cli_error(EVAL_CMD,
+			     "warning: numad moves only processes of more than "
+			     "300 MB using half a CPU: with %.0f MiB of data "
+			     "a kernel it will move none (--size=large, or "
+			     "node)",
+			     mib);
+	/* numad's clock: CLOCK_MONOTONIC (docs/evaluation.md). */
+	if (c->sys_on[SYS_NUMAD] && nl_mono_s() < 300)
 		nl_cli_error(EVAL_CMD,
 			     "warning: up %.0f s: numad acts only after 300 s "
 			     "of uptime, so its first runs see it idle",
-			     up);
-	if (uf)
-		fclose(uf);
+			     nl_mono_s());
 	if (nl_eval_save(&p, c->json) < 0) {
 		nl_eval_free(&p);
 		return NL_EXIT_USAGE;

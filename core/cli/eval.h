@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define EVAL_CMD "eval"
 #define EVAL_MAX_PROCS 4
@@ -67,6 +68,7 @@ struct eval_run {
 	int status[EVAL_MAX_PROCS];    /* exit status, 128 + signal */
 	double numalot_cpu;	       /* s, numalot attach's CPU time; -1 */
 	int balancing;		       /* as the run had it, -1 unknown */
+	int numad_moved; /* numad runs: processes its log says it moved; -1 */
 	char err[200];
 };
 
@@ -100,6 +102,12 @@ void nl_eval_balancing_restore(void);
 /* numad started for a run, and stopped: 0, or -1 with err. */
 int nl_eval_numad_start(const struct eval_conf *c, char *err, size_t len);
 void nl_eval_numad_stop(void);
+/* How many of the n processes numad moved since it was started: its log's
+ * lines from then on; -1 unreadable. */
+int nl_eval_numad_moved(const pid_t *pid, int n);
+/* ...in the log at path from byte from on (a shorter file: from 0). */
+int nl_eval_numad_log_moved(const char *path, long from, const pid_t *pid,
+			    int n);
 
 /* The JSON of the plan as it stands (the runs done, the summary). */
 struct json_object;

@@ -138,6 +138,9 @@ static struct json_object *run_json(const struct eval_plan *p,
 		add_d(o, "numalot_cpu_s", r->numalot_cpu);
 	json_object_object_add(o, "numa_balancing",
 			       json_object_new_int(r->balancing));
+	if (r->sys == SYS_NUMAD && r->numad_moved >= 0)
+		json_object_object_add(o, "numad_moved",
+				       json_object_new_int(r->numad_moved));
 	if (r->err[0])
 		json_object_object_add(o, "error",
 				       json_object_new_string(r->err));
@@ -390,6 +393,7 @@ int nl_eval_load(const char *path, struct eval_plan *p, char *err, size_t len)
 		r->rep = json_object_get_int(get(x, "rep"));
 		r->done = json_object_get_boolean(get(x, "done"));
 		r->numalot_cpu = -1;
+		r->numad_moved = -1;
 		if (!r->done)
 			continue;
 		r->ok = json_object_get_boolean(get(x, "ok"));
@@ -397,6 +401,8 @@ int nl_eval_load(const char *path, struct eval_plan *p, char *err, size_t len)
 		if ((v = get(x, "numalot_cpu_s")))
 			r->numalot_cpu = json_object_get_double(v);
 		r->balancing = json_object_get_int(get(x, "numa_balancing"));
+		if ((v = get(x, "numad_moved")))
+			r->numad_moved = json_object_get_int(v);
 		t = get(x, "process_s");
 		v = get(x, "status");
 		for (int k = 0; k < c->ncmds; k++) {
@@ -417,6 +423,31 @@ out:
 static void pct(FILE *f, double v)
 {
 	fprintf(f, " %+7.1f%%", 100 * v);
+}
+
+/* What numad did in its runs, from its log: a numad that moved nothing
+ * was linux-nobalance under another name. */
+static void numad_line(const struct eval_plan *p, FILE *f)
+{
+	int runs = 0, procs = 0, moved = 0;
+	for (size_t i = 0; i < p->nruns; i++) {
+		const struct eval_run *r = &p->runs[i];
+		if (r->sys != SYS_NUMAD || !r->done || r->numad_moved < 0)
+			continue;
+		runs++;
+		procs += p->c.ncmds;
+		moved += r->numad_moved;
+	}
+	if (!runs)
+		return;
+	fprintf(f,
+		"\nnumad moved %d of the %d processes of its %d run%s "
+		"(its log)%s\n",
+		moved, procs, runs, nl_s(runs),
+		moved ? ""
+		      : ": it moves only processes of more than 300 MB "
+			"using more than\nhalf a CPU, and none in the "
+			"node's first 300 s");
 }
 
 void nl_eval_print(const struct eval_plan *p, FILE *f)
@@ -454,6 +485,7 @@ void nl_eval_print(const struct eval_plan *p, FILE *f)
 			fputc('\n', f);
 		}
 	}
+	numad_line(p, f);
 	fprintf(f, "\nnumalot's own cost (numalot attach's CPU time a run, "
 		   "and monitor's\nslow-down of the workload against "
 		   "linux, medians):\n");

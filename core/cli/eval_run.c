@@ -253,7 +253,7 @@ static double cpu_of(const struct rusage *ru)
 int nl_eval_run_case(const struct eval_conf *c, struct eval_run *r,
 		     volatile sig_atomic_t *stop)
 {
-	pid_t pid[EVAL_MAX_PROCS] = {0}, mgr = 0;
+	pid_t pid[EVAL_MAX_PROCS] = {0}, started[EVAL_MAX_PROCS] = {0}, mgr = 0;
 	int errfd[EVAL_MAX_PROCS], go[2];
 	double t0, end[EVAL_MAX_PROCS] = {0}, mgr_wait = 0;
 	char bufs[EVAL_MAX_PROCS][2048], who[16], path[4096], mpath[4096];
@@ -263,6 +263,7 @@ int nl_eval_run_case(const struct eval_conf *c, struct eval_run *r,
 	r->ok = 0;
 	r->err[0] = 0;
 	r->numalot_cpu = -1;
+	r->numad_moved = -1;
 	r->balancing = nl_eval_balancing_for(c, (enum eval_system)r->sys);
 	if (r->sys == SYS_NUMAD &&
 	    nl_eval_numad_start(c, r->err, sizeof(r->err)) < 0)
@@ -289,6 +290,7 @@ int nl_eval_run_case(const struct eval_conf *c, struct eval_run *r,
 			n = i;
 			break;
 		}
+		started[i] = pid[i];
 		left++;
 	}
 	close(go[0]);
@@ -361,8 +363,12 @@ int nl_eval_run_case(const struct eval_conf *c, struct eval_run *r,
 	alarm(0);
 	if (tmp)
 		unlink(mpath);
-	if (r->sys == SYS_NUMAD)
+	if (r->sys == SYS_NUMAD) {
+		/* Whether numad did anything: below 300 MB or half a CPU a
+		 * process, or in the node's first 300 s, it does not. */
+		r->numad_moved = nl_eval_numad_moved(started, n);
 		nl_eval_numad_stop();
+	}
 	if (*stop)
 		return nl_errf(r->err, sizeof(r->err), -1, "interrupted");
 	if (n < c->ncmds)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,8 @@
 #include "eval.h"
 
 #define BALANCING "/proc/sys/kernel/numa_balancing"
+/* numad's log: the name is built into it. */
+#define NUMAD_LOG "/var/log/numad.log"
 
 const char *const nl_eval_class_names[EVAL_NCLASSES] = {"direct", "ind",
 							"interleave"};
@@ -165,10 +168,13 @@ void nl_eval_balancing_restore(void)
 }
 
 static int numad_running;
+static long numad_log_from; /* its log's size when it started */
 
 int nl_eval_numad_start(const struct eval_conf *c, char *err, size_t len)
 {
 	char cmd[1024];
+	struct stat st;
+	numad_log_from = stat(NUMAD_LOG, &st) == 0 ? (long)st.st_size : 0;
 	/* numad daemonises itself and is stopped by `numad -i 0`. */
 	snprintf(cmd, sizeof(cmd), "numad %s", c->numad_args);
 	int rc = system(cmd);
@@ -189,4 +195,37 @@ void nl_eval_numad_stop(void)
 		nl_cli_error(EVAL_CMD, "warning: \"numad -i 0\" failed: numad "
 				       "may still run");
 	numad_running = 0;
+}
+
+int nl_eval_numad_log_moved(const char *path, long from, const pid_t *pid,
+			    int n)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024], word[8];
+	int seen[EVAL_MAX_PROCS] = {0}, moved = 0, p;
+	struct stat st;
+	if (!f)
+		return -1;
+	if (fstat(fileno(f), &st) == 0 && st.st_size >= from)
+		fseek(f, from, SEEK_SET);
+	/* One line a move, at its default log level (5, notice):
+	 * "...: PID 1234 moved to node(s) 2 in 0.12 seconds". */
+	while (fgets(line, sizeof(line), f)) {
+		const char *s = strstr(line, "PID ");
+		if (!s || sscanf(s, "PID %d %7s", &p, word) != 2 ||
+		    strcmp(word, "moved"))
+			continue;
+		for (int i = 0; i < n && i < EVAL_MAX_PROCS; i++)
+			if (pid[i] == p && !seen[i]) {
+				seen[i] = 1;
+				moved++;
+			}
+	}
+	fclose(f);
+	return moved;
+}
+
+int nl_eval_numad_moved(const pid_t *pid, int n)
+{
+	return nl_eval_numad_log_moved(NUMAD_LOG, numad_log_from, pid, n);
 }

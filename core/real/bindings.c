@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "real_priv.h"
 
 static int any_placed(const struct real *r, pid_t pid)
@@ -84,18 +85,29 @@ static void let_go(struct real *r, struct rproc *p, const struct rthread *t,
 	free(was);
 }
 
+/* numad binds only processes of more than 300 MB resident (numad 0.5's
+ * MEMORY_THRESHOLD, MiB). */
+#define NUMAD_MIN_BYTES (300.0 * 1024 * 1024)
+
 /* The binding of a wrapper the process runs before its program: its main
  * thread, alone, binds itself (within its limit) before numalot placed any
  * of its threads (`run -- taskset -c 1 cmd`, taken over at taskset's
- * exec). numad binds a process that runs, not one starting. */
+ * exec), the process smaller than numad binds. A single-threaded process
+ * of 341 MiB bound by numad was taken for a wrapper in the 2-node guest:
+ * numalot adopted numad's binding and went on moving its pages away. */
 static int wrapper(const struct real *r, const struct rproc *p,
 		   const struct rthread *t)
 {
-	return t->tid == p->info.pid && p->nthreads <= 1 &&
-	       !any_placed(r, p->info.pid);
+	struct nl_task_stat st;
+	if (t->tid != p->info.pid || p->nthreads > 1 ||
+	    any_placed(r, p->info.pid))
+		return 0;
+	return nl_proc_read_process_stat(p->info.pid, &st) < 0 ||
+	       (double)st.rss_pages * (double)sysconf(_SC_PAGESIZE) <=
+		       NUMAD_MIN_BYTES;
 }
 
-void nl_real_check_bindings(struct real *r)
+void nl_real_check_bindings(struct real *r, int pid)
 {
 	hwloc_bitmap_t cur = hwloc_bitmap_alloc();
 	if (!cur)
@@ -105,8 +117,8 @@ void nl_real_check_bindings(struct real *r)
 		struct rproc *p;
 		/* Threads left unread this refresh (idle) are looked at when
 		 * next read. */
-		if (t->gen != r->gen || t->ticks_stale || t->tid <= 0 ||
-		    !t->seen_os ||
+		if ((pid > 0 && t->pid != pid) || t->gen != r->gen ||
+		    t->ticks_stale || t->tid <= 0 || !t->seen_os ||
 		    hwloc_get_proc_cpubind(r->live, t->tid, cur,
 					   HWLOC_CPUBIND_THREAD) < 0 ||
 		    hwloc_bitmap_isequal(cur, t->seen_os))

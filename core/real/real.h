@@ -91,6 +91,13 @@ int nl_numad_pid_from(const char *pidfile);
  * the one that gained most in *to (peers.c). */
 double nl_pages_moved_by_others(const double *before, const double *after,
 				int n, double own, int *from, int *to);
+/* Where a batch of page moves that starts at address a ends: count pages
+ * of page bytes on, but at a boundary of huge (a transparent huge page's
+ * size; 0: none) where one falls past a, and never past end
+ * (real_page_moves.c). */
+unsigned long nl_page_batch_end(unsigned long a, unsigned long end,
+				unsigned long count, unsigned long page,
+				unsigned long huge);
 /* Between two readings (pages under a policy of its own, all its pages),
  * the pages whose policy changed: what the first count changed by past
  * what the second did (memory allocated under a policy changes none). */

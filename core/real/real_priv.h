@@ -199,9 +199,9 @@ void nl_real_thread_drop(struct real *r, struct rthread *t);
 /* OS-numbered CPUs as the topology's dense ones. */
 void nl_real_to_dense(const struct nl_topology *t, hwloc_const_bitmap_t os,
 		      hwloc_bitmap_t dense);
-/* bindings.c: the refreshed threads whose binding someone else changed
- * (docs/real-node.md, "Other placers"). */
-void nl_real_check_bindings(struct real *r);
+/* bindings.c: the refreshed threads (of process pid; 0: all) whose
+ * binding someone else changed (docs/real-node.md, "Other placers"). */
+void nl_real_check_bindings(struct real *r, int pid);
 /* peers.c: numalot lets go of p, why (printf-style) into its report: its
  * threads are never placed again; with give_back, those numalot placed
  * first get the affinity they had (another program placed its pages, not

@@ -646,7 +646,7 @@ static int refresh(struct real *r, const int *pids, size_t npids,
 	if (rc == 0)
 		rc = drop_gone(r);
 	if (rc == 0)
-		nl_real_check_bindings(r);
+		nl_real_check_bindings(r, 0);
 	if (appended) { /* sorting the new threads in: their taking over */
 		double c0 = nl_thread_cpu_s();
 		qsort(r->th, r->nth, sizeof(*r->th), cmp_thread);

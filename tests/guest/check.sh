@@ -5,9 +5,9 @@
 # closing line "guest: N passed, M failed, K skipped, J todo"; exits
 # non-zero when a check failed. A guest that cannot be had here is a skip.
 # GUEST_CASES (default "numa cgroup slurm movepages peers calibrate kernels
-# eval": tests/guest/*_cases.sh; "model" and "pages" run only when named,
-# 1-2 minutes a guest each; GUEST_ALL=1: kernels, eval and model in the
-# 2-node guest too) and
+# eval": tests/guest/*_cases.sh; "model", "pages" and "numad" run only when
+# named, 1-2.5 minutes a guest each; GUEST_ALL=1: kernels, eval and model in
+# the 2-node guest too) and
 # GUEST_TIMEOUT (seconds a guest may run, default 600: only a hung guest
 # should meet it; beside two CPU hogs and a benchmark the 4-node guest's
 # default cases took 410 s) and

@@ -4,9 +4,7 @@
 # runs has its pages moved to another node by numactl's migratepages
 # (migrate_pages(2), as numad moves them), NUMA balancing off: numalot lets
 # go of it, never moves the pages back, and its report says why. numad
-# itself is not run here: it leaves processes under 300 MB alone and does
-# nothing in a guest's first 300 s (docs/evaluation.md), longer than a
-# guest case may take.
+# itself: tests/guest/numad_cases.sh.
 set -u
 cd "$(dirname "$0")/../.."
 B=$(realpath "${BUILD:-build}")

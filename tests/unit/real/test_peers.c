@@ -1,5 +1,7 @@
 /* numad found from its pid file only when the pid is a running numad;
- * pages moved and policies changed by others (core/real/peers.c). */
+ * pages moved and policies changed by others (core/real/peers.c); numalot's
+ * own page moves in batches that never cut a huge page, so that it counts
+ * what it moved (core/real/real_page_moves.c). */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -108,12 +110,37 @@ static void test_moved_and_changed(void **state)
 	assert_true(nl_policy_changed(0, 100, 80, 130) == 50);
 }
 
+/* A batch of 1,024 pages ends at a 2 MiB boundary: a huge page moves
+ * whole, and one cut by a batch's end would move uncounted. */
+static void test_batch_end(void **state)
+{
+	(void)state;
+	unsigned long k = 4096, m = 2UL << 20, a = 0x7f0000000000UL;
+	/* From an unaligned start: to the last boundary within 4 MiB; then
+	 * 4 MiB at a time. */
+	assert_true(nl_page_batch_end(a + 160 * k, a + 64 * m, 1024, k, m) ==
+		    a + 2 * m);
+	assert_true(nl_page_batch_end(a + 2 * m, a + 64 * m, 1024, k, m) ==
+		    a + 4 * m);
+	/* Never past the mapping's end. */
+	assert_true(nl_page_batch_end(a + 2 * m, a + 3 * m, 1024, k, m) ==
+		    a + 3 * m);
+	/* No huge pages, or bigger than a batch (64 KiB pages, 512 MiB):
+	 * 1,024 pages. */
+	assert_true(nl_page_batch_end(a + 160 * k, a + 64 * m, 1024, k, 0) ==
+		    a + 1184 * k);
+	assert_true(nl_page_batch_end(a + 16 * k, a + 64 * m, 1024, 65536,
+				      512 * m / 2) ==
+		    a + 16 * k + 1024 * 65536);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_numad_running),
 		cmocka_unit_test(test_not_numad),
 		cmocka_unit_test(test_moved_and_changed),
+		cmocka_unit_test(test_batch_end),
 	};
 	if (!mkdtemp(dir))
 		return 1;

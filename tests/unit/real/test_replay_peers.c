@@ -238,6 +238,39 @@ static void replay_bound_while_numad_runs(void **state)
 					   "process to it"));
 }
 
+/* A main thread alone (the tree's other threads ended) bound while numad
+ * runs, in a process of rss resident pages: numad's when the process is
+ * past the 300 MB numad needs to bind one, else a wrapper's (taskset
+ * before it execs the program), where it starts. */
+static void alone_bound_while_numad_runs(struct replay *rp, const char *rss)
+{
+	cpu_set_t was;
+	assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
+	for (int i = 0; i < INTREE; i++)
+		task_dir(rp, rp->tid[i], 0);
+	set_field(rp, 0, 24, rss);
+	refresh(rp);
+	numad_runs(rp);
+	bind_self(1);
+	refresh(rp);
+	assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
+}
+
+static void replay_small_bound_while_numad_runs(void **state)
+{
+	struct replay *rp = *state;
+	alone_bound_while_numad_runs(rp, "1000"); /* 4 MiB */
+	assert_string_equal(let_go(rp), "");
+}
+
+static void replay_big_bound_while_numad_runs(void **state)
+{
+	struct replay *rp = *state;
+	alone_bound_while_numad_runs(rp, "80000"); /* 312 MiB */
+	assert_non_null(strstr(let_go(rp), "numad (pid 4000000) runs and "
+					   "bound its thread "));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +284,12 @@ int main(void)
 						setup_two_nodes, teardown),
 		cmocka_unit_test_setup_teardown(replay_bound_while_numad_runs,
 						setup_two_nodes, teardown),
+		cmocka_unit_test_setup_teardown(
+			replay_small_bound_while_numad_runs, setup_two_nodes,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			replay_big_bound_while_numad_runs, setup_two_nodes,
+			teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
