@@ -201,30 +201,34 @@ static int allowance(const struct nl_model *m, int p)
 }
 
 /*
- * Kernel-like: a move to an idle CPU of the preferred node is allowed only
- * while the imbalance it makes stays within imb_numa_nr (a share of the
- * node's CPUs); beyond, only a swap (docs/machine-model.md).
+ * Kernel-like (6.1's task_numa_find_cpu with adjust_numa_imbalance): a
+ * move to an idle CPU of the preferred node is allowed when it leaves p
+ * no busier than s, or, while p stays lightly loaded (at most imb_numa_nr
+ * busy CPUs after it), at most NUMA_IMBALANCE_MIN (2) busier; beyond,
+ * only a swap (docs/machine-model.md).
  */
 static int imbalance_ok(const struct nl_model *m, int s, int p)
 {
+	int dst = busy_on(m, p) + 1, src = busy_on(m, s) - 1;
+
 	if (m->os_mode != NL_OS_LINUX)
 		return 1;
-	return (busy_on(m, p) + 1) - (busy_on(m, s) - 1) <= allowance(m, p);
+	return dst - src <= 0 || (dst - src <= 2 && dst <= allowance(m, p));
 }
 
 /*
- * Between nodes (the kernel's calculate_imbalance with spare capacity at
- * the NUMA level; docs/machine-model.md, "Operating system"): while node
- * s has more busy CPUs than node p by more than the NUMA imbalance
- * allowance (at least imbalance_ok's, so that NUMA balancing does not
- * pull the thread straight back), an unpinned thread of s goes to an
- * idle CPU of p, an idle core first: threads sharing a core first, then
- * the others, nearest nodes first.
+ * Between nodes (6.1's find_busiest_group and calculate_imbalance at the
+ * NUMA level with spare capacity: the nodes' busy CPUs are evened once
+ * they differ by 2, unless the destination would stay lightly loaded and
+ * the difference is only 2, the imbalance NUMA balancing itself may
+ * make; docs/machine-model.md, "Operating system"): an unpinned thread of
+ * the busier node s goes to an idle CPU of p, an idle core first: threads
+ * sharing a core first, then the others, nearest nodes first.
  */
 static void spread_nodes(struct nl_model *m)
 {
 	int n = m->topo->nnodes, busy[NL_MAX_NODES] = {0};
-	int allow[NL_MAX_NODES], lo, hi;
+	int lo, hi;
 
 	if (n < 2 || n > NL_MAX_NODES)
 		return;
@@ -235,12 +239,8 @@ static void spread_nodes(struct nl_model *m)
 		lo = busy[j] < lo ? busy[j] : lo;
 		hi = busy[j] > hi ? busy[j] : hi;
 	}
-	if (hi - lo <= 2)
+	if (hi - lo < 2)
 		return;
-	/* The kernel keeps an imbalance of up to NUMA_IMBALANCE_MIN (2)
-	 * tasks while the destination is lightly loaded. */
-	for (int j = 0; j < n; j++)
-		allow[j] = allowance(m, j) > 2 ? allowance(m, j) : 2;
 	for (int pass = 0; pass < 2; pass++)
 		for (int x = m->nthreads - 1; x >= 0; x--) {
 			struct nl_model_thread *t = &m->threads[x];
@@ -253,8 +253,10 @@ static void spread_nodes(struct nl_model *m)
 			s = nl_model_node_of(m, t->cpu);
 			for (int k = 1; k < n && to < 0; k++) {
 				p = m->node_order[s * n + k];
-				if (busy[s] - busy[p] <= allow[p] ||
-				    busy[s] - 1 < busy[p] + 1)
+				int d = busy[s] - busy[p];
+				/* What NUMA balancing may leave, it keeps. */
+				if (d < 2 ||
+				    (d <= 2 && busy[p] + 1 <= allowance(m, p)))
 					continue;
 				to = idle_cpu_on(m, t, p, 1);
 				if (to < 0)
