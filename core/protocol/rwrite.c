@@ -168,9 +168,13 @@ int nl_append_here(const char *path, const char *text, int mode, uid_t owner)
 		      (mode_t)mode);
 	if (fd < 0)
 		return errno == ELOOP ? EEXIST : errno;
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != owner) {
+	/* The owner's regular file with no other name: a hard link to
+	 * another file (root's, one a user linked where that was let) would
+	 * have the line written there too (as nl_open_owned_log). */
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != owner ||
+	    sb.st_nlink != 1) {
 		close(fd);
-		return EEXIST; /* someone else's, or not a file */
+		return EEXIST; /* someone else's, not a file, or linked */
 	}
 	if (sb.st_size == 0)
 		fchmod(fd,

@@ -45,8 +45,9 @@ int nl_write_report_as(const char *path, const char *text,
  * whoever runs it). 0 or an errno (ENOTDIR: one is not a folder). */
 int nl_make_parents(const char *path, int mode);
 
-/* Append text to path, a regular file of owner's (created with mode),
- * in one write under an exclusive lock. 0 or an errno. */
+/* Append text to path, a regular file of owner's with no other name (no
+ * hard link; created with mode), in one write under an exclusive lock. 0
+ * or an errno (EEXIST: not such a file). */
 int nl_append_here(const char *path, const char *text, int mode, uid_t owner);
 
 /* The same in this process, as whoever runs it (no child, no timeout). */

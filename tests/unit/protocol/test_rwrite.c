@@ -164,6 +164,37 @@ static void appends_and_folders(void **state)
 	free(now);
 }
 
+/*
+ * A site log appended to is a file with no other name: a hard link to
+ * root's file (a user's, made where fs.protected_hardlinks is 0 or in a
+ * folder that let them) would have the line written into that file.
+ * Before, nl_append_here looked at the owner only.
+ */
+static void append_refuses_a_hard_link(void **state)
+{
+	char path[160], hard[160];
+	(void)state;
+	snprintf(path, sizeof(path), "%s/only.jsonl", dir);
+	snprintf(hard, sizeof(hard), "%s/hard.jsonl", dir);
+	assert_int_equal(nl_append_here(path, "one\n", 0640, geteuid()), 0);
+	assert_int_equal(link(path, hard), 0);
+	assert_int_equal(nl_append_here(hard, "x\n", 0640, geteuid()), EEXIST);
+	assert_int_equal(nl_append_here(path, "x\n", 0640, geteuid()), EEXIST);
+	/* Root's site log, through the writer's child. */
+	struct nl_write_as o = {.mode = 0640, .append = 1, .timeout_ms = 5000};
+	if (geteuid() == 0)
+		assert_int_equal(nl_write_report_as(hard, "x\n", &o), EEXIST);
+	char *now = slurp(path);
+	assert_string_equal(now, "one\n");
+	free(now);
+	/* Its only name again: appended to. */
+	assert_int_equal(unlink(hard), 0);
+	assert_int_equal(nl_append_here(path, "two\n", 0640, geteuid()), 0);
+	now = slurp(path);
+	assert_string_equal(now, "one\ntwo\n");
+	free(now);
+}
+
 /* The status line of pid that starts with key ("Uid:"), its value. */
 static const char *status_of(pid_t pid, const char *key)
 {
@@ -342,6 +373,7 @@ int main(void)
 		cmocka_unit_test(data_is_not_replaced_by_a_stub),
 		cmocka_unit_test(links_and_others_files_are_refused),
 		cmocka_unit_test(appends_and_folders),
+		cmocka_unit_test(append_refuses_a_hard_link),
 		cmocka_unit_test(own_nice_and_back),
 		cmocka_unit_test(writer_child_keeps_nothing_of_roots),
 	};
