@@ -23,7 +23,10 @@ struct nl_write_as {
 	 * ("threads") of this job step when text has none. */
 	int keep_data;
 	uint32_t job, step;
-	/* Create the missing folders of path with this mode (0: none). */
+	/* Create the missing folders of path with this mode (0: none).
+	 * As root (uid 0): the folder must be root's all along its path or
+	 * a shared sticky one such as /tmp, else EPERM (docs/slurm.md,
+	 * "Security"). */
 	int dir_mode;
 	/* Append text to the file (a site log: one line, one write, under
 	 * an exclusive lock) instead of replacing it. */
