@@ -34,6 +34,22 @@ static int check(const struct stat *sb, uid_t owner, int last, int shared_ok,
 	return 0;
 }
 
+/* Whether what follows a component ("", "/", "/.", "/././/") holds no
+ * other one but ".": which folder is the last is decided without them,
+ * else "/tmp/." would check /tmp as one on the way, where a sticky
+ * folder others may write can stand (docs/slurm.md, "Security"). */
+static int only_dots(const char *s)
+{
+	for (;;) {
+		s += strspn(s, "/");
+		if (!*s)
+			return 1;
+		if (s[0] != '.' || (s[1] && s[1] != '/'))
+			return 0;
+		s++;
+	}
+}
+
 /* The walk of nl_owned_dir; with shared_ok, 1 when the last folder is a
  * shared sticky one (the rest checked). */
 static int walk(const char *dir, int mode, uid_t owner, int shared_ok,
@@ -60,7 +76,7 @@ static int walk(const char *dir, int mode, uid_t owner, int shared_ok,
 		p = end ? end : p + strlen(p);
 		char saved = *p;
 		*p = 0;
-		int last = !saved || !p[strspn(p + 1, "/") + 1];
+		int last = !saved || only_dots(p + 1);
 		if (!strcmp(comp, ".")) {
 			*p = saved;
 			continue;

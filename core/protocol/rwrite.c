@@ -1,5 +1,6 @@
 /* numalot: a report file written safely and atomically (rwrite.h). */
 #include "rwrite.h"
+#include "rootdir.h"
 #include "util.h"
 
 #include <errno.h>
@@ -168,9 +169,13 @@ int nl_append_here(const char *path, const char *text, int mode, uid_t owner)
 		      (mode_t)mode);
 	if (fd < 0)
 		return errno == ELOOP ? EEXIST : errno;
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != owner) {
+	/* The owner's regular file with no other name: a hard link to
+	 * another file (root's, one a user linked where that was let) would
+	 * have the line written there too (as nl_open_owned_log). */
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != owner ||
+	    sb.st_nlink != 1) {
 		close(fd);
-		return EEXIST; /* someone else's, or not a file */
+		return EEXIST; /* someone else's, not a file, or linked */
 	}
 	if (sb.st_size == 0)
 		fchmod(fd,
@@ -239,6 +244,37 @@ static int become(const struct nl_write_as *o)
 	return 0;
 }
 
+/*
+ * The folders of a report root writes where a job of root's chose (its
+ * working folder, its --numalot-report): as for the command line run by
+ * root (docs/slurm.md, "Security"), the folder must be root's all along
+ * its path, reached through root's links only, or a shared sticky one
+ * such as /tmp itself (where the file is made anew and renamed); the
+ * missing ones are made by root inside checked ones. Never a folder a
+ * user made or could swap, nor one reached through a user's link: made
+ * and followed by name (nl_make_parents), a user's link numalot-JOB in a
+ * shared working folder had root write the report where it pointed. 0 or
+ * an errno (EPERM: refused; EINVAL: not absolute, or holds "..").
+ */
+static int root_parents(const char *path, int mode)
+{
+	char dir[PATH_MAX], why[700];
+	const char *slash = strrchr(path, '/');
+	int rc;
+
+	if (path[0] != '/' || !slash)
+		return EINVAL;
+	if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >=
+	    (int)sizeof(dir))
+		return ENAMETOOLONG;
+	if (!dir[0])
+		strcpy(dir, "/");
+	rc = nl_owned_or_shared_dir(dir, 0, why, sizeof(why));
+	if (rc == -ENOENT)
+		rc = nl_owned_dir(dir, mode, 0, why, sizeof(why));
+	return rc < 0 ? -rc : 0;
+}
+
 int nl_write_report_as(const char *path, const char *text,
 		       const struct nl_write_as *o)
 {
@@ -273,7 +309,8 @@ int nl_write_report_as(const char *path, const char *text,
 		if (o->uid != 0 && become(o) < 0)
 			err = EPERM;
 		if (!err && o->dir_mode)
-			err = nl_make_parents(path, o->dir_mode);
+			err = o->uid == 0 ? root_parents(path, o->dir_mode)
+					  : nl_make_parents(path, o->dir_mode);
 		if (!err && o->append)
 			err = nl_append_here(path, text, o->mode, o->uid);
 		else if (!err)

@@ -23,7 +23,10 @@ struct nl_write_as {
 	 * ("threads") of this job step when text has none. */
 	int keep_data;
 	uint32_t job, step;
-	/* Create the missing folders of path with this mode (0: none). */
+	/* Create the missing folders of path with this mode (0: none).
+	 * As root (uid 0): the folder must be root's all along its path or
+	 * a shared sticky one such as /tmp, else EPERM (docs/slurm.md,
+	 * "Security"). */
 	int dir_mode;
 	/* Append text to the file (a site log: one line, one write, under
 	 * an exclusive lock) instead of replacing it. */
@@ -45,8 +48,9 @@ int nl_write_report_as(const char *path, const char *text,
  * whoever runs it). 0 or an errno (ENOTDIR: one is not a folder). */
 int nl_make_parents(const char *path, int mode);
 
-/* Append text to path, a regular file of owner's (created with mode),
- * in one write under an exclusive lock. 0 or an errno. */
+/* Append text to path, a regular file of owner's with no other name (no
+ * hard link; created with mode), in one write under an exclusive lock. 0
+ * or an errno (EEXIST: not such a file). */
 int nl_append_here(const char *path, const char *text, int mode, uid_t owner);
 
 /* The same in this process, as whoever runs it (no child, no timeout). */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rootdir.h"
 #include "util.h"
 
 /* The first part of path that is there and is not a folder. */
@@ -80,6 +81,33 @@ static int folder_takes(char *dir, int make_dirs, char *why, size_t len)
 	return 0;
 }
 
+/*
+ * Root's report (a job of root's, written by root: rwrite.h's dir_mode):
+ * dir, the nearest folder there, must be root's all along its path or a
+ * shared sticky one such as /tmp, as the writer will want (docs/slurm.md,
+ * "Security"). 0, or a negative errno with why.
+ */
+static int roots_folder(const char *dir, char *why, size_t len)
+{
+	char abs[PATH_MAX + 2], cwd[PATH_MAX], what[PATH_MAX + 64];
+	int rc;
+
+	if (dir[0] == '/')
+		snprintf(abs, sizeof(abs), "%s", dir);
+	else if (!getcwd(cwd, sizeof(cwd)) ||
+		 snprintf(abs, sizeof(abs), "%s/%s", cwd, dir) >=
+			 (int)sizeof(abs))
+		return nl_errf(why, len, -ENAMETOOLONG,
+			       "the working folder is too long");
+	rc = nl_owned_or_shared_dir(abs, 0, what, sizeof(what));
+	if (rc >= 0)
+		return 0;
+	return nl_errf(why, len, rc,
+		       "%s (a job of root's has its report only in root's "
+		       "folders or a shared sticky one such as /tmp)",
+		       what);
+}
+
 int nl_writable(const char *path, int flags, char *why, size_t len)
 {
 	char dir[PATH_MAX];
@@ -110,5 +138,8 @@ int nl_writable(const char *path, int flags, char *why, size_t len)
 		return from_errno(errno, path, why, len);
 	}
 	folder_of(path, dir, sizeof(dir));
-	return folder_takes(dir, flags & NL_WRITABLE_MAKE_DIRS, why, len);
+	int rc = folder_takes(dir, flags & NL_WRITABLE_MAKE_DIRS, why, len);
+	if (rc == 0 && own && (flags & NL_WRITABLE_MAKE_DIRS) && geteuid() == 0)
+		rc = roots_folder(dir, why, len);
+	return rc;
 }

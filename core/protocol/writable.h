@@ -10,7 +10,9 @@
 #include <stddef.h>
 
 /* The folders missing on the way will be made (rwrite.h's dir_mode): the
- * nearest one that exists must take them. */
+ * nearest one that exists must take them; with NL_WRITABLE_OWN_FILE, run
+ * as root, it must also be root's all along its path or a shared sticky
+ * one, as rwrite.h wants of a report root writes. */
 #define NL_WRITABLE_MAKE_DIRS 1
 /* The file is written as rwrite.h does: a temporary file beside it, then
  * a rename; one already there must be the writer's own regular file, not

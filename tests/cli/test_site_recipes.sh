@@ -58,6 +58,53 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	check "textfile as root: a user's link to a folder at the output's name is replaced, not followed" \
 		test "$(ls "$T/rootonly")" = target -a -f "$o" -a ! -L "$o"
 	check "...the metrics are there" grep -q '^numalot_steps_total' "$o"
+
+	# Who writes (docs/slurm.md, "Security"): root only where no other
+	# user can change anything on the way; in a user's folder, that
+	# user, who could swap root's temporary file for a link there (a
+	# race, so the writer is checked rather than the race run).
+	own() { stat -c '%U %a' -- "$1" 2>/dev/null; }
+	check "textfile as root in a user's folder: written as that user, 0644" \
+		test "$(own "$o")" = "nobody 644"
+	check "...with that user's own group" test "$(stat -c %g "$o")" = "$(id -g nobody)"
+	rm -f "$o"
+	(cd "$T/theirs" && "$OLDPWD/etc/numalot-textfile.sh" ../steps.jsonl numalot.prom)
+	check "...a relative output too" test "$(own "$o")" = "nobody 644"
+	rm -f "$o"
+	# Root's link (in root's folder) to the user's folder: the folder
+	# the link leads to decides, not the link.
+	mkdir -m 755 "$T/links" && ln -s "$T/theirs" "$T/links/prom"
+	etc/numalot-textfile.sh "$T/steps.jsonl" "$T/links/prom/numalot.prom"
+	check "...reached through root's link: written as that user" \
+		test "$(own "$o")" = "nobody 644"
+	ln -s ../theirs/. "$T/links/rel"
+	etc/numalot-textfile.sh "$T/steps.jsonl" "$T/links/./rel//numalot.prom"
+	check "...through a relative link, with . and //: as that user" \
+		test "$(own "$o")" = "nobody 644"
+	# The first folder on the way that is not root's decides: root's
+	# folder made inside the user's is not root's to write in.
+	mkdir -m 755 "$T/theirs/roots"
+	etc/numalot-textfile.sh "$T/steps.jsonl" "$T/theirs/roots/numalot.prom" 2>/dev/null
+	check "...root's folder inside the user's: not written (as the user)" \
+		test $? -ne 0 -a -z "$(ls -A "$T/theirs/roots")"
+	# Root's folders: root's alone, or a sticky one such as /tmp, root
+	# writes; one others may write that is not sticky (or its group)
+	# is refused, naming it.
+	mkdir -m 755 "$T/mine"
+	etc/numalot-textfile.sh "$T/steps.jsonl" "$T/mine/numalot.prom"
+	check "textfile as root in root's folder: written as root" \
+		test "$(own "$T/mine/numalot.prom")" = "root 644"
+	mkdir "$T/sticky" && chmod 1777 "$T/sticky"
+	etc/numalot-textfile.sh "$T/steps.jsonl" "$T/sticky/numalot.prom"
+	check "textfile as root in a shared sticky folder: written as root" \
+		test "$(own "$T/sticky/numalot.prom")" = "root 644"
+	for m in 777 775; do
+		mkdir "$T/open$m" && chmod $m "$T/open$m"
+		etc/numalot-textfile.sh "$T/steps.jsonl" "$T/open$m/numalot.prom" 2>"$T/err"
+		check "textfile as root in root's folder others may write ($m): refused" \
+			test $? -ne 0 -a -z "$(ls -A "$T/open$m")"
+		check "...naming it" grep -q "$T/open$m is root's but others may write it" "$T/err"
+	done
 fi
 
 # AdminComment: the totals of the job's site copies, through scontrol.

@@ -283,6 +283,18 @@ ap=$(agent_pid_of "$ROOT/$B/numalot" "$T/x3run/numalotd.sock")
 [ -n "$ap" ] && kill "$ap"
 plugstack
 
+# (x7) A job of root's has its report written by root: a user's link in
+# the shared sticky folder where its report goes (as numalot-JOB in /tmp)
+# gets no report written through it; named with --numalot-report, the
+# program does not run, and srun says why (docs/slurm.md, "Security").
+su nobody -s /bin/sh -c "ln -s '$T/rootonly' '$T/sticky/x7'"
+srun -Q --numalot=monitor -n1 --numalot-report="$T/sticky/x7/r.json" touch "$T/x7.ran" >x7.out 2>&1
+check "(x7) root's job, its report through a user's link: refused before the program" \
+	test $? -ne 0 -a ! -e "$T/x7.ran"
+check "(x7) ...nothing in root's folder" test -z "$(ls "$T/rootonly")"
+check "(x7) ...and srun says why" \
+	grep -q "cannot write report $T/sticky/x7/r.json: $T/sticky/x7 is a symbolic link of uid $(id -u nobody) (a job of root's" x7.out
+
 # (x6) agent= a program a user could replace (their file, or root's in
 # their folder): root never runs it; the step runs without numalot and
 # says why (docs/slurm.md, "Security").

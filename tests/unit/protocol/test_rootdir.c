@@ -154,10 +154,60 @@ static void log_refuses_what_a_user_planted(void **state)
 	assert_int_equal(system(p), 0);
 }
 
+/*
+ * A "." after the last folder ("/tmp/.", "/tmp/./", a socket at
+ * "/tmp/./x.sock") leaves it the last: a shared sticky folder is not
+ * taken for one its owner alone may change. Before, the "." made /tmp a
+ * folder on the way, where sticky ones may stand, and nl_owned_dir took
+ * it. Any user can run it: the folders are the caller's own.
+ */
+static void dots_leave_the_last_folder_last(void **state)
+{
+	char t[] = "/tmp/numalot-dots.XXXXXX", p[300], why[700];
+	const char *dots[] = {"/.", "/./", "/./.", "//.//", "/./././"};
+	uid_t me = geteuid();
+
+	(void)state;
+	assert_non_null(mkdtemp(t));
+	snprintf(p, sizeof(p), "%s/sticky", t);
+	assert_int_equal(mkdir(p, 0777), 0);
+	assert_int_equal(chmod(p, 01777), 0);
+	snprintf(p, sizeof(p), "%s/sticky/mine", t);
+	assert_int_equal(mkdir(p, 0755), 0);
+	for (size_t i = 0; i < sizeof(dots) / sizeof(dots[0]); i++) {
+		snprintf(p, sizeof(p), "%s/sticky%s", t, dots[i]);
+		assert_int_equal(nl_owned_dir(p, 0, me, why, sizeof(why)),
+				 -EPERM);
+		assert_non_null(strstr(why, "writable by others"));
+		assert_int_equal(nl_owned_dir(p, 0755, me, why, sizeof(why)),
+				 -EPERM);
+		/* A shared one, where asked: files there made anew. */
+		assert_int_equal(
+			nl_owned_or_shared_dir(p, me, why, sizeof(why)), 1);
+		/* The caller's own below it still is. */
+		snprintf(p, sizeof(p), "%s/sticky%s/mine%s", t, dots[i],
+			 dots[i]);
+		assert_int_equal(nl_owned_dir(p, 0, me, why, sizeof(why)), 0);
+		assert_int_equal(
+			nl_owned_or_shared_dir(p, me, why, sizeof(why)), 0);
+	}
+	snprintf(p, sizeof(p), "%s/sticky/./numalotd.sock", t);
+	assert_int_equal(nl_owned_parent(p, 0755, me, why, sizeof(why)),
+			 -EPERM);
+	snprintf(p, sizeof(p), "%s/sticky/./mine/./numalotd.sock", t);
+	assert_int_equal(nl_owned_parent(p, 0755, me, why, sizeof(why)), 0);
+	/* Made where missing, a "." after it or not. */
+	snprintf(p, sizeof(p), "%s/sticky/./made/.", t);
+	assert_int_equal(nl_owned_dir(p, 0750, me, why, sizeof(why)), 0);
+	snprintf(p, sizeof(p), "rm -rf %s", t);
+	assert_int_equal(system(p), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(log_refuses_what_a_user_planted),
+		cmocka_unit_test(dots_leave_the_last_folder_last),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

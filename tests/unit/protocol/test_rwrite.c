@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -162,6 +163,137 @@ static void appends_and_folders(void **state)
 				 "?(?"
 				 "?\n");
 	free(now);
+}
+
+/*
+ * A site log appended to is a file with no other name: a hard link to
+ * root's file (a user's, made where fs.protected_hardlinks is 0 or in a
+ * folder that let them) would have the line written into that file.
+ * Before, nl_append_here looked at the owner only.
+ */
+static void append_refuses_a_hard_link(void **state)
+{
+	char path[160], hard[160];
+	(void)state;
+	snprintf(path, sizeof(path), "%s/only.jsonl", dir);
+	snprintf(hard, sizeof(hard), "%s/hard.jsonl", dir);
+	assert_int_equal(nl_append_here(path, "one\n", 0640, geteuid()), 0);
+	assert_int_equal(link(path, hard), 0);
+	assert_int_equal(nl_append_here(hard, "x\n", 0640, geteuid()), EEXIST);
+	assert_int_equal(nl_append_here(path, "x\n", 0640, geteuid()), EEXIST);
+	/* Root's site log, through the writer's child. */
+	struct nl_write_as o = {.mode = 0640, .append = 1, .timeout_ms = 5000};
+	if (geteuid() == 0)
+		assert_int_equal(nl_write_report_as(hard, "x\n", &o), EEXIST);
+	char *now = slurp(path);
+	assert_string_equal(now, "one\n");
+	free(now);
+	/* Its only name again: appended to. */
+	assert_int_equal(unlink(hard), 0);
+	assert_int_equal(nl_append_here(path, "two\n", 0640, geteuid()), 0);
+	now = slurp(path);
+	assert_string_equal(now, "one\ntwo\n");
+	free(now);
+}
+
+/* Whether the folder at path holds nothing. */
+static int empty_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+	while (d && (e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	if (d)
+		closedir(d);
+	return d && n == 0;
+}
+
+/*
+ * The report of a job of root's (uid 0) is written by root, at the path
+ * made from the job's working folder: only where no user can choose
+ * where it goes (docs/slurm.md, "Security"). Its folder must be root's
+ * all along its path, or a shared sticky one such as /tmp; the missing
+ * ones are made by root inside checked ones. A user's link numalot-JOB in
+ * a shared working folder, a folder of a user's, a folder others may
+ * write that is not sticky: refused, nothing made or written through
+ * them. Before, root made and followed the folders by name (mkdir, stat):
+ * the user's link had root write the report in the folder it pointed at.
+ */
+static void root_job_report_only_in_roots_folders(void **state)
+{
+	char base[160], p[240], q[240];
+	struct stat sb;
+	struct nl_write_as o = {
+		.mode = 0644, .dir_mode = 0755, .timeout_ms = 5000};
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(base, sizeof(base), "%s/rootjob", dir);
+	assert_int_equal(mkdir(base, 0755), 0);
+	snprintf(q, sizeof(q), "%s/rootonly", base);
+	assert_int_equal(mkdir(q, 0700), 0);
+	/* A shared working folder like /tmp, one others may write that is
+	 * not sticky, and a user's own. */
+	snprintf(p, sizeof(p), "%s/sticky", base);
+	assert_int_equal(mkdir(p, 0777), 0);
+	assert_int_equal(chmod(p, 01777), 0);
+	snprintf(p, sizeof(p), "%s/open", base);
+	assert_int_equal(mkdir(p, 0777), 0);
+	assert_int_equal(chmod(p, 0777), 0);
+	snprintf(p, sizeof(p), "%s/theirs", base);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(chown(p, 65534, 65534), 0);
+
+	/* The user's link where the job's folder goes, in either. */
+	const char *planted[] = {"sticky/numalot-4242", "open/numalot-4243"};
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/%s", base, planted[i]);
+		assert_int_equal(symlink(q, p), 0);
+		assert_int_equal(lchown(p, 65534, 65534), 0);
+		snprintf(p, sizeof(p), "%s/%s/0.node1.json", base, planted[i]);
+		assert_int_equal(nl_write_report_as(p, "{}\n", &o), EPERM);
+		assert_true(empty_dir(q));
+	}
+	/* A folder of the user's (made in the shared one, or theirs), and
+	 * one missing in a folder others may write: nothing made there. */
+	snprintf(p, sizeof(p), "%s/sticky/numalot-4244", base);
+	assert_int_equal(mkdir(p, 0777), 0);
+	assert_int_equal(chown(p, 65534, 65534), 0);
+	snprintf(p, sizeof(p), "%s/sticky/numalot-4244/0.node1.json", base);
+	assert_int_equal(nl_write_report_as(p, "{}\n", &o), EPERM);
+	snprintf(p, sizeof(p), "%s/sticky/numalot-4244", base);
+	assert_true(empty_dir(p));
+	snprintf(p, sizeof(p), "%s/theirs/numalot-4245/0.node1.json", base);
+	assert_int_equal(nl_write_report_as(p, "{}\n", &o), EPERM);
+	snprintf(p, sizeof(p), "%s/theirs", base);
+	assert_true(empty_dir(p));
+	snprintf(p, sizeof(p), "%s/open/numalot-4246/0.node1.json", base);
+	assert_int_equal(nl_write_report_as(p, "{}\n", &o), EPERM);
+	snprintf(p, sizeof(p), "%s/open/numalot-4246", base);
+	assert_int_equal(lstat(p, &sb), -1);
+
+	/* Root's folders: made (0755, root's) and written, under root's
+	 * temporary folder and in the shared sticky one; a file straight in
+	 * the shared one too (made anew and renamed). */
+	const char *fine[] = {
+		"numalot-77/0.node1.json", "deep/er/numalot-78/0.node1.json",
+		"sticky/numalot-79/0.node1.json", "sticky/report.json"};
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(p, sizeof(p), "%s/%s", base, fine[i]);
+		assert_int_equal(nl_write_report_as(p, "{\"ok\": 1}\n", &o), 0);
+		char *now = slurp(p);
+		assert_string_equal(now, "{\"ok\": 1}\n");
+		free(now);
+		assert_int_equal(lstat(p, &sb), 0);
+		assert_true(S_ISREG(sb.st_mode) && sb.st_uid == 0);
+		*strrchr(p, '/') = 0;
+		assert_int_equal(lstat(p, &sb), 0);
+		assert_true(S_ISDIR(sb.st_mode) && sb.st_uid == 0);
+		if (i < 3)
+			assert_int_equal(sb.st_mode & 07777, 0755);
+	}
+	assert_true(empty_dir(q));
 }
 
 /* The status line of pid that starts with key ("Uid:"), its value. */
@@ -342,6 +474,8 @@ int main(void)
 		cmocka_unit_test(data_is_not_replaced_by_a_stub),
 		cmocka_unit_test(links_and_others_files_are_refused),
 		cmocka_unit_test(appends_and_folders),
+		cmocka_unit_test(append_refuses_a_hard_link),
+		cmocka_unit_test(root_job_report_only_in_roots_folders),
 		cmocka_unit_test(own_nice_and_back),
 		cmocka_unit_test(writer_child_keeps_nothing_of_roots),
 	};

@@ -151,6 +151,69 @@ static void another_user(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/*
+ * A job of root's (root only): its report is written by root, and only in
+ * root's folders or a shared sticky one (rwrite.h): the check before the
+ * program says so, naming the folder at fault, rather than the report
+ * going missing at the end. The command line's check (no
+ * NL_WRITABLE_OWN_FILE) is as before.
+ */
+static void roots_job(void **state)
+{
+	char path[256], link[256], why[512];
+	const int f = NL_WRITABLE_MAKE_DIRS | NL_WRITABLE_OWN_FILE;
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	at(path, sizeof(path), "rj-rootonly");
+	assert_int_equal(mkdir(path, 0700), 0);
+	at(path, sizeof(path), "rj-sticky");
+	assert_int_equal(mkdir(path, 0777), 0);
+	assert_int_equal(chmod(path, 01777), 0);
+	at(path, sizeof(path), "rj-open");
+	assert_int_equal(mkdir(path, 0777), 0);
+	assert_int_equal(chmod(path, 0777), 0);
+	at(path, sizeof(path), "rj-theirs");
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+
+	/* Root's folder, fresh folders in it, a shared sticky one. */
+	at(path, sizeof(path), "numalot-5/0.n1.json");
+	assert_int_equal(nl_writable(path, f, why, sizeof(why)), 0);
+	at(path, sizeof(path), "rj-sticky/numalot-5/0.n1.json");
+	assert_int_equal(nl_writable(path, f, why, sizeof(why)), 0);
+	at(path, sizeof(path), "rj-sticky/r.json");
+	assert_int_equal(nl_writable(path, f, why, sizeof(why)), 0);
+	/* A user's link where the job's folder goes, a user's folder, one
+	 * others may write: refused, saying which and why. */
+	at(link, sizeof(link), "rj-sticky/numalot-6");
+	at(path, sizeof(path), "rj-rootonly");
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(lchown(link, 65534, 65534), 0);
+	at(path, sizeof(path), "rj-sticky/numalot-6/0.n1.json");
+	assert_int_equal(nl_writable(path, f, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "numalot-6 is a symbolic link of uid "
+				    "65534 (a job of root's"));
+	at(path, sizeof(path), "rj-theirs/numalot-7/0.n1.json");
+	assert_int_equal(nl_writable(path, f, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "rj-theirs belongs to uid 65534"));
+	assert_int_equal(
+		nl_writable(path, NL_WRITABLE_MAKE_DIRS, why, sizeof(why)), 0);
+	at(path, sizeof(path), "rj-open/r.json");
+	assert_int_equal(nl_writable(path, f, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "rj-open is writable by others"));
+	/* A relative path, from the working folder. */
+	at(path, sizeof(path), "rj-theirs");
+	assert_int_equal(chdir(path), 0);
+	assert_int_equal(
+		nl_writable("numalot-8/0.n1.json", f, why, sizeof(why)),
+		-EPERM);
+	assert_int_equal(chdir(dir), 0);
+	assert_int_equal(
+		nl_writable("numalot-8/0.n1.json", f, why, sizeof(why)), 0);
+	assert_int_equal(chdir("/"), 0);
+}
+
 static int make_dir(void **state)
 {
 	(void)state;
@@ -171,6 +234,7 @@ int main(void)
 		cmocka_unit_test(folders),
 		cmocka_unit_test(links_and_owners),
 		cmocka_unit_test(another_user),
+		cmocka_unit_test(roots_job),
 	};
 	return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }
