@@ -85,6 +85,28 @@ static int partner_crowded(const struct step *st, int i, int u, int s, int d)
 }
 
 /*
+ * Does the process of thread u want node P as a whole: is P the data node
+ * of at least data_share of its busy threads whose data node is known?
+ * Then its pages follow its threads (page placement moves a process's
+ * pages, not a thread's); a first-touch process whose threads each keep
+ * their own data on their own node does not.
+ */
+static int process_wants(const struct step *st, int u, int P)
+{
+	const struct nl_view *v = st->v;
+	int on_p = 0, known = 0;
+	for (int j = 0; j < v->nthreads; j++) {
+		const struct nl_view_thread *t = &v->threads[j];
+		if (t->pid != v->threads[u].pid || !nl_step_in_domain(st, j) ||
+		    nl_step_idle(st, j) || t->preferred_node < 0)
+			continue;
+		known++;
+		on_p += t->preferred_node == P;
+	}
+	return known > 0 && on_p >= st->p->data_share * known;
+}
+
+/*
  * May u (on CPU d) swap with thread i (on CPU s)? Always in the paper's
  * rule; by default only when u does not lose its data by it (u is
  * compute-bound, or its data is not on d's node), or when u needs its
@@ -132,7 +154,8 @@ static int swap_ok(const struct step *st, int i, int u, int s, int d)
 		 * (gathering). */
 		if (st->owner_pid >= 0 && T->pid == st->owner_pid &&
 		    U->pid != st->owner_pid && Up == st->owner_node &&
-		    U->pref_share >= st->p->data_share && !U->mem_bound)
+		    U->pref_share >= st->p->data_share && !U->mem_bound &&
+		    process_wants(st, u, Up))
 			return 1;
 
 		/* Otherwise u is never taken farther from where most of

@@ -116,6 +116,21 @@ static void gathering(void **state)
 	a = move_of(&u, b22, &plan);
 	assert_int_equal(a->kind, NL_ACT_SKIP);
 
+	/* 2 is a first-touch process whose threads each keep their data
+	 * on their own node: only 20's is on node 0. Its pages would not
+	 * follow 20, so 1's thread does not evict it (a latency-bound
+	 * first-touch process beside a bound one lost 24%). */
+	for (int i = 5; i < 8; i++) {
+		u.t[i].preferred_node = u.topo->cpu_node[u.t[i].cpu];
+		u.t[i].here_share = 0.9;
+	}
+	a = move_of(&u, a11, &plan);
+	assert_int_not_equal(a->kind, NL_ACT_SWAP);
+	for (int i = 5; i < 8; i++) {
+		u.t[i].preferred_node = 0;
+		u.t[i].here_share = 0.05;
+	}
+
 	/* One thread of 1 fewer (3 with node 0's data): 2 keeps node 0,
 	 * and 1's thread no longer evicts 2's. */
 	u.t[2].preferred_node = 1;
