@@ -31,7 +31,8 @@ fi
 TOPO="numa:2 core:1 pu:1"
 
 # Every CPU list the threads of the program started by `numalot run` ever
-# had: the known pid's status files, read by the shell, every 50 ms.
+# had once it is the workload: the known pid's status files, read by the
+# shell, every 50 ms.
 watched_run() {
 	local out=$1 rep=$2 pid=""
 	shift 2
@@ -42,6 +43,15 @@ watched_run() {
 		pid=$(cat /proc/$np/task/$np/children 2>/dev/null)
 		pid=${pid%% *}
 		[ -n "$pid" ] && break
+		sleep 0.02
+	done
+	# Watched from the workload's exec: before it, the child is numalot's
+	# fork or taskset, whose binding is not yet set (a taskset on the
+	# command line binds itself, then execs the workload).
+	for _ in $(seq 150); do
+		case $(readlink /proc/"$pid"/exe 2>/dev/null) in
+		*/"${W##*/}") break ;;
+		esac
 		sleep 0.02
 	done
 	: >"$out"
