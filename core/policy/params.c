@@ -83,6 +83,9 @@ const struct nl_policy_param nl_policy_params_table[] = {
 	  "oversubscribed"),
 	D("harm_check_s", harm_check_s, 20, 0, 0, 86400, "s",
 	  "the do-no-harm check every this long (0 off)"),
+	I("balance_partner", balance_partner, 0, 0, 0, 1, "flag",
+	  "1: no move to a free CPU that would make the kernel's balancer "
+	  "push a thread off its data's node (\"The balancer's partner\")"),
 	I("keep_bindings", keep_bindings, 0, 0, 0, 1, "flag",
 	  "1: never move a thread outside its own binding (numactl, "
 	  "--cpu-bind); 0: anywhere in its allocation"),

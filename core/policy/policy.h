@@ -67,6 +67,8 @@ struct nl_policy_params {
 	double page_hold_s;    /* after a page move that did not pay off */
 	double page_bw_oi;     /* below this OI a process is bandwidth-bound:
 				  its pages spread over its threads' nodes */
+	int balance_partner;   /* no move that makes the balancer push a
+				  local thread off its node (balance.c) */
 	int keep_bindings;     /* never leave a thread's own binding (0: may go
 				  anywhere in its allocation) */
 	struct nl_tickets tickets;

@@ -196,6 +196,8 @@ static int option_to(struct step *st, int i, int s, int d, int n)
 	if (!nl_step_allows(t, d))
 		return n;
 	if (st->head[d] < 0) {
+		if (st->p->balance_partner && nl_balance_pushes_local(st, i, d))
+			return n;
 		st->opts[n] = (struct nl_destination){
 			d, -1, nl_tickets_for(v, st->p, t, s, d, 1)};
 		return n + 1;

@@ -55,6 +55,9 @@ double nl_step_judge_metric(const struct step *st, int i);
 /* The share of a core thread i gets from the busy threads on its core:
  * its progress where only its CPU share is measured is that times it. */
 double nl_step_core_share(const struct step *st, int i);
+/* Would thread i's migration to free CPU d make the kernel's balancer
+ * push a thread off d's node that loses its data by it (balance.c)? */
+int nl_balance_pushes_local(const struct step *st, int i, int d);
 /* Moves that give a thread crowded within its full limit a CPU of it
  * (room.c). */
 int nl_make_room(struct step *st);
