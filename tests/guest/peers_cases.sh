@@ -40,8 +40,9 @@ share_on() {
 # touched and freed every 0.2 s (a still process has its pages read only
 # every 30 s: docs/real-node.md, "Cost").
 cat >"$T/walk.py" <<'EOF'
-import time
+import sys, time
 b = bytearray(b"\1") * (128 << 20)
+open(sys.argv[1], "w").close()
 end = time.time() + 20
 fresh = 0
 while time.time() < end:
@@ -52,7 +53,7 @@ while time.time() < end:
 		fresh = time.time() + 0.2
 EOF
 $N run --policy=lbma --period=0.2 --report="$T/moved.json" -- \
-	python3 "$T/walk.py" >"$T/moved.out" 2>&1 &
+	python3 "$T/walk.py" "$T/touched" >"$T/moved.out" 2>&1 &
 np=$!
 pid=""
 for _ in $(seq 200); do
@@ -61,16 +62,26 @@ for _ in $(seq 200); do
 	[ -n "$pid" ] && break
 	sleep 0.05
 done
-sleep 5 # touched, taken over, its pages read
+# All 128 MiB touched (the script says so, not a fixed 5 s: a guest
+# slowed by a busy host may take longer), then taken over and its pages
+# read.
+for _ in $(seq 300); do
+	[ -e "$T/touched" ] && break
+	sleep 0.1
+done
+sleep 4
 from=$(main_node "$pid")
 to=$(((from + 1) % nodes))
 migratepages "$pid" "$from" "$to"
+# What migratepages moved: a page the walker is writing may be skipped
+# (in a guest slowed by a busy host, 61% to 72% moved).
+moved=$(share_on "$pid" "$to")
 sleep 4 # numalot reads its pages again within 2 s
 at_to=$(share_on "$pid" "$to")
 alive=$(cat "/proc/$pid/comm" 2>/dev/null || echo "no process $pid")
 wait $np
 check "peers: run succeeded (output: $(tail -2 "$T/moved.out" | tr '\n' ' '))" test $? -eq 0
-check "peers: migratepages moved its pages from node $from to node $to, and numalot left them there ($at_to% on node $to 4 s later; $alive)" \
-	test "${at_to:-0}" -ge 80
+check "peers: migratepages moved its pages from node $from to node $to (${moved:-?}%, at least 50%), and numalot left them there ($at_to% on node $to 4 s later; $alive)" \
+	test "${moved:-0}" -ge 50 -a "${at_to:-0}" -ge $((${moved:-0} - 5))
 check "peers: the report says numalot let go and why ($(grep -o '"let_go": "[^"]*' "$T/moved.json"))" \
 	grep -Eq "\"let_go\": \"[0-9]+ MiB of its pages moved from node $from to node $to without numalot: numalot left the process to it" "$T/moved.json"
