@@ -175,15 +175,18 @@ check "--children: so are the children's threads (1 + 3 + 3)" \
 check "without --children only the command itself" \
 	test "$(json "$T/noch.json" "len(r['processes'])")" -eq 1
 
-# 6a. Churn: a command that starts 1,800 short children keeps at most
+# 6a. Churn: a command that starts 2,000 short children keeps at most
 # 1,000 ended ones in its report, the oldest forgotten and counted
 # (issue 23: one user's churn must not grow the agent without bound).
+# Each lives 0.4 s, a few periods: children of 0.15 s under ASan beside
+# two CPU hogs were missed until fewer than 1,000 were seen.
 "$N" run --children --policy=monitor --period=0.1 --topology="$TOPO" --report="$T/churn.json" -- \
-	bash -c 'for i in $(seq 60); do for k in $(seq 30); do /bin/sleep 0.15 & done; wait; done'
+	bash -c 'for i in $(seq 50); do for k in $(seq 40); do /bin/sleep 0.4 & done; wait; done'
 check "churn: run succeeds" test $? -eq 0
+seen=$(json "$T/churn.json" "len(r['processes']) + r['summary'].get('processes_dropped', 0)")
 check "churn: at most 1,000 ended children and the command are listed" \
 	test "$(json "$T/churn.json" "sum('completion_s' in p for p in r['processes'])")" -le 1001
-check "churn: the rest are counted as forgotten, with their threads" \
+check "churn: the rest are counted as forgotten, with their threads ($seen processes seen)" \
 	test "$(json "$T/churn.json" "r['summary']['processes_dropped'] > 0 and r['summary']['threads_dropped'] >= r['summary']['processes_dropped']")" = True
 check "churn: the command itself is never forgotten" \
 	test "$(json "$T/churn.json" "r['processes'][0]['name']")" = bash
@@ -194,8 +197,18 @@ check "churn: the command itself is never forgotten" \
 	bash -c 'for k in $(seq 100); do /bin/sleep 3 & done; wait'
 check "burst: every child is taken over in the end" \
 	test "$(json "$T/burst.json" "len(r['processes'])")" -eq 101
-check "burst: ...at most 32 in any one period" \
-	test "$(json "$T/burst.json" "max(__import__('collections').Counter(int(p['start_s'] / 0.2 + 0.5) for p in r['processes'][1:]).values())")" -le 32
+# A read takes its processes over one after another, milliseconds apart;
+# reads are a period apart. Grouped by gaps of more than 40 ms, not by
+# rounding to the period: beside two CPU hogs under ASan a late read
+# and the next fell in one 0.2 s slot.
+most=$(python3 -c "import json
+t = sorted(p['start_s'] for p in json.load(open('$T/burst.json'))['processes'][1:])
+n = most = 0
+for i, x in enumerate(t):
+    n = n + 1 if i and x - t[i - 1] <= 0.04 else 1
+    most = max(most, n)
+print(most)")
+check "burst: ...at most 32 in any one read ($most)" test "${most:-99}" -le 32
 
 # 6b. A waiting shell is idle: numalot leaves it unpinned, so what it
 # starts later is not born pinned to one CPU.
