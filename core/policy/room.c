@@ -3,7 +3,8 @@
  * room"). A thread that shares its CPU while every CPU it may use is busy
  * gets a CPU of its limit whose one thread may use a free CPU elsewhere:
  * that thread goes there first, as the kernel's balancer does for tasks
- * whose affinity blocks it (its group_imbalance), when it does.
+ * whose affinity blocks it (its group_imbalance), but with a thread
+ * numalot pinned, which the kernel cannot move.
  */
 #include "policy_priv.h"
 

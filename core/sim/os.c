@@ -100,6 +100,58 @@ int nl_model_os_home(const struct nl_model *m, const struct nl_model_thread *t)
 	return c;
 }
 
+/* The running thread alone on CPU d if it is not pinned, else NULL. */
+static struct nl_model_thread *lone_unpinned(struct nl_model *m, int d)
+{
+	if (m->cpu_load[d] != 1)
+		return NULL;
+	for (int x = 0; x < m->nthreads; x++) {
+		struct nl_model_thread *u = &m->threads[x];
+		if (u->state == NL_T_RUNNING && u->cpu == d)
+			return u->pinned ? NULL : u;
+	}
+	return NULL;
+}
+
+/*
+ * Active balancing for a thread its affinity crowds (6.1's group_imbalance:
+ * calculate_imbalance's migrate_task, then imbalanced_active_balance once
+ * pulling failed): a thread that is not pinned, shares its CPU and may use
+ * no idle CPU, while a CPU of its node it may use holds one unpinned thread
+ * that may go to an idle CPU: that thread goes to the nearest one (an idle
+ * core first), and the crowded thread takes the CPU it left
+ * (docs/machine-model.md, "Operating system").
+ */
+static void active_balance(struct nl_model *m)
+{
+	for (int x = m->nthreads - 1; x >= 0; x--) {
+		struct nl_model_thread *w = &m->threads[x];
+		int node;
+
+		if (w->state != NL_T_RUNNING || w->pinned ||
+		    m->cpu_load[w->cpu] < 2 || nearest_idle_cpu(m, w, 0) >= 0)
+			continue;
+		node = nl_model_node_of(m, w->cpu);
+		for (int d = 0; d < m->topo->ncpus; d++) {
+			struct nl_model_thread *u;
+			int to;
+
+			if (nl_model_node_of(m, d) != node || !may_use(w, d) ||
+			    !(u = lone_unpinned(m, d)))
+				continue;
+			to = nearest_idle_cpu(m, u, 1);
+			if (to < 0)
+				to = nearest_idle_cpu(m, u, 0);
+			if (to < 0)
+				continue;
+			nl_model_move(m, u, to);
+			nl_model_move(m, w, d);
+			m->os_moves += 2;
+			break;
+		}
+	}
+}
+
 /*
  * The load balancer, to first order: a thread that is not pinned and
  * shares its CPU goes to the nearest idle CPU it may use (an idle core
@@ -137,6 +189,7 @@ static void load_balance(struct nl_model *m)
 			m->os_moves++;
 		}
 	}
+	active_balance(m);
 }
 
 /* The node holding most of t's data, or -1 when its own node ties. */

@@ -617,6 +617,51 @@ static void test_balancer_spreads_nodes(void **state)
 	nl_machine_destroy(m);
 }
 
+/*
+ * Active balancing (6.1's group_imbalance): a bound process's second thread
+ * shares a CPU of its node, which an unbound thread fills, while the other
+ * node idles. The unbound thread goes and the crowded one takes its CPU;
+ * when numalot pinned the unbound thread, nothing moves (the kernel cannot
+ * move a pinned thread).
+ */
+static void test_active_balance(void **state)
+{
+	static const char *text =
+		"{'os': 'linux-nonuma', 'machine': {'topology': "
+		"'numa:2 core:2 pu:1', 'noise': 0}, 'processes': [{'kind': "
+		"'compute', 'threads': 1, 'start_node': 0}, {'kind': "
+		"'compute', "
+		"'threads': 2, 'cpunodebind': 0}]}";
+
+	(void)state;
+	for (int pin = 0; pin < 2; pin++) {
+		struct nl_machine *m = sim(text, 1);
+		struct nl_model *md = nl_sim_model(m);
+		const struct nl_topology *topo = m->topo;
+		int a = thr(m, 1000)->cpu, other = a == 0 ? 1 : 0;
+
+		/* The unbound thread alone on a CPU of node 0, the bound
+		 * pair on the other. */
+		assert_int_equal(topo->cpu_node[a], 0);
+		nl_model_move(md, thr(m, 2000), other);
+		nl_model_move(md, thr(m, 2001), other);
+		if (pin)
+			assert_int_equal(nl_model_place(md, 1000, a), 0);
+		m->ops->wait(m, 0.05);
+		int b0 = thr(m, 2000)->cpu, b1 = thr(m, 2001)->cpu;
+		assert_int_equal(topo->cpu_node[b0], 0);
+		assert_int_equal(topo->cpu_node[b1], 0);
+		if (pin) {
+			assert_int_equal(thr(m, 1000)->cpu, a);
+			assert_int_equal(b0, b1);
+		} else {
+			assert_int_equal(topo->cpu_node[thr(m, 1000)->cpu], 1);
+			assert_int_not_equal(b0, b1);
+		}
+		nl_machine_destroy(m);
+	}
+}
+
 /* Where data lands, and that moving a thread leaves it there. */
 static void test_data_placement(void **state)
 {
@@ -701,6 +746,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_remote_latency_ratio),
 		cmocka_unit_test(test_balancer_spreads_nodes),
+		cmocka_unit_test(test_active_balance),
 		cmocka_unit_test(test_compute_indifferent),
 		cmocka_unit_test(test_saturated_node_caps_traffic),
 		cmocka_unit_test(test_saturated_link_caps_traffic),
