@@ -150,6 +150,7 @@ int nl_model_create_opts(struct nl_topology *topo, const struct nl_scenario *sc,
 	m->cand = hwloc_bitmap_alloc();
 	m->node_order = calloc(n * n, sizeof(int));
 	m->node_budget = calloc(n, sizeof(double));
+	m->cpu_lone = calloc(3 * (size_t)topo->ncpus + n, sizeof(int));
 	if (o && o->start_cpu) {
 		m->start_cpu = malloc(sizeof(int) * ((size_t)total + 1));
 		if (m->start_cpu)
@@ -160,7 +161,7 @@ int nl_model_create_opts(struct nl_topology *topo, const struct nl_scenario *sc,
 	    !m->latency_ns || !m->mem_factor || !m->link_factor ||
 	    !m->mem_demand || !m->link_demand || !m->mem_served ||
 	    !m->link_served || !m->cpu_load || !m->core_busy ||
-	    !m->node_order || !m->node_budget ||
+	    !m->node_order || !m->node_budget || !m->cpu_lone ||
 	    (o && o->start_cpu && !m->start_cpu)) {
 		nl_model_free(m);
 		return -ENOMEM;
@@ -214,6 +215,7 @@ void nl_model_free(struct nl_model *m)
 	hwloc_bitmap_free(m->cand);
 	free(m->node_order);
 	free(m->node_budget);
+	free(m->cpu_lone);
 	free(m->start_cpu);
 	nl_topology_free(m->topo);
 	free(m);

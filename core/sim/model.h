@@ -246,6 +246,7 @@ struct nl_model {
 	hwloc_bitmap_t cand; /* scratch: start candidates */
 	int *node_order;     /* [n*n] nodes by distance from each node */
 	double *node_budget; /* [n] scratch: page migration bytes */
+	int *cpu_lone;	     /* [3 x ncpus + n] scratch of active balancing */
 	/* What the simulated OS did. */
 	int os_moves;		     /* thread moves (a swap counts 2) */
 	double pages_migrated_bytes; /* by NUMA balancing */

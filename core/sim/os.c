@@ -100,17 +100,20 @@ int nl_model_os_home(const struct nl_model *m, const struct nl_model_thread *t)
 	return c;
 }
 
-/* The running thread alone on CPU d if it is not pinned, else NULL. */
-static struct nl_model_thread *lone_unpinned(struct nl_model *m, int d)
+/* Where active balancing pushes u: the nearest idle CPU it may use (an
+ * idle core first), -1 none; idle lists the idle CPUs, nidle of them. */
+static int push_to(const struct nl_model *m, const struct nl_model_thread *u,
+		   const int *idle, int nidle)
 {
-	if (m->cpu_load[d] != 1)
-		return NULL;
-	for (int x = 0; x < m->nthreads; x++) {
-		struct nl_model_thread *u = &m->threads[x];
-		if (u->state == NL_T_RUNNING && u->cpu == d)
-			return u->pinned ? NULL : u;
-	}
-	return NULL;
+	int c, k;
+
+	for (k = 0; k < nidle; k++)
+		if (!m->cpu_load[idle[k]] && may_use(u, idle[k]))
+			break;
+	if (k == nidle)
+		return -1;
+	c = nearest_idle_cpu(m, u, 1);
+	return c >= 0 ? c : nearest_idle_cpu(m, u, 0);
 }
 
 /*
@@ -120,35 +123,67 @@ static struct nl_model_thread *lone_unpinned(struct nl_model *m, int d)
  * no idle CPU, while a CPU of its node it may use holds one unpinned thread
  * that may go to an idle CPU: that thread goes to the nearest one (an idle
  * core first), and the crowded thread takes the CPU it left
- * (docs/machine-model.md, "Operating system").
+ * (docs/machine-model.md, "Operating system"). Scratch: lone[c], the
+ * unpinned thread alone on CPU c (-1 none); to[c], where it would go (-2
+ * not yet asked, -1 nowhere), asked once a call until something moves;
+ * the idle CPUs, nidle of them; dead[i], node i has no thread to push.
  */
 static void active_balance(struct nl_model *m)
 {
-	for (int x = m->nthreads - 1; x >= 0; x--) {
+	int nc = m->topo->ncpus, *lone = m->cpu_lone, *to = m->cpu_lone + nc;
+	int *idle = m->cpu_lone + 2 * nc, nidle = 0, any = 0;
+	int *dead = m->cpu_lone + 3 * nc;
+
+	memset(dead, 0, sizeof(int) * (size_t)m->topo->nnodes);
+	for (int c = 0; c < nc; c++) {
+		lone[c] = -1, to[c] = -2;
+		if (!m->cpu_load[c])
+			idle[nidle++] = c;
+	}
+	for (int x = 0; nidle && x < m->nthreads; x++) {
+		const struct nl_model_thread *u = &m->threads[x];
+		if (u->state == NL_T_RUNNING && !u->pinned &&
+		    m->cpu_load[u->cpu] == 1) {
+			lone[u->cpu] = x;
+			any = 1;
+		}
+	}
+	for (int x = m->nthreads - 1; any && x >= 0; x--) {
 		struct nl_model_thread *w = &m->threads[x];
-		int node;
+		int node, can = 0;
 
 		if (w->state != NL_T_RUNNING || w->pinned ||
-		    m->cpu_load[w->cpu] < 2 || nearest_idle_cpu(m, w, 0) >= 0)
+		    m->cpu_load[w->cpu] < 2)
 			continue;
+		/* An idle CPU it may use: the plain balancer's case. */
+		for (int k = 0; k < nidle && !can; k++)
+			can = !m->cpu_load[idle[k]] && may_use(w, idle[k]);
 		node = nl_model_node_of(m, w->cpu);
-		for (int d = 0; d < m->topo->ncpus; d++) {
-			struct nl_model_thread *u;
-			int to;
-
-			if (nl_model_node_of(m, d) != node || !may_use(w, d) ||
-			    !(u = lone_unpinned(m, d)))
+		if (can || dead[node])
+			continue;
+		int pushable = 0, d;
+		for (d = 0; d < nc; d++) {
+			if (lone[d] < 0 || nl_model_node_of(m, d) != node)
 				continue;
-			to = nearest_idle_cpu(m, u, 1);
-			if (to < 0)
-				to = nearest_idle_cpu(m, u, 0);
-			if (to < 0)
-				continue;
-			nl_model_move(m, u, to);
-			nl_model_move(m, w, d);
-			m->os_moves += 2;
-			break;
+			if (to[d] == -2)
+				to[d] = push_to(m, &m->threads[lone[d]], idle,
+						nidle);
+			pushable |= to[d] >= 0;
+			if (to[d] >= 0 && may_use(w, d))
+				break;
 		}
+		if (!pushable)
+			dead[node] = 1;
+		if (d == nc)
+			continue;
+		nl_model_move(m, &m->threads[lone[d]], to[d]);
+		nl_model_move(m, w, d);
+		m->os_moves += 2;
+		/* The idle CPUs changed: ask again. */
+		lone[d] = -1;
+		for (int c = 0; c < nc; c++)
+			to[c] = -2;
+		memset(dead, 0, sizeof(int) * (size_t)m->topo->nnodes);
 	}
 }
 
@@ -189,7 +224,8 @@ static void load_balance(struct nl_model *m)
 			m->os_moves++;
 		}
 	}
-	active_balance(m);
+	if (over)
+		active_balance(m);
 }
 
 /* The node holding most of t's data, or -1 when its own node ties. */
