@@ -86,6 +86,13 @@ const struct nl_policy_param nl_policy_params_table[] = {
 	I("balance_partner", balance_partner, 0, 0, 0, 1, "flag",
 	  "1: no move to a free CPU that would make the kernel's balancer "
 	  "push a thread off its data's node (\"The balancer's partner\")"),
+	I("sibling_spread", sibling_spread, 1, 0, 0, 1, "flag",
+	  "1: with no idle core left, a free sibling of a busy core only for "
+	  "a thread whose own core is busier; 0: as busy will do (\"SMT\")"),
+	I("remote_relief", remote_relief, 1, 0, 0, 1, "flag",
+	  "1: a pinned thread on a shared core may take an idle core of "
+	  "another node, with op counts, when a whole core gains it more than "
+	  "the distance from its data costs (\"SMT\")"),
 	I("keep_bindings", keep_bindings, 0, 0, 0, 1, "flag",
 	  "1: never move a thread outside its own binding (numactl, "
 	  "--cpu-bind); 0: anywhere in its allocation"),

@@ -194,51 +194,139 @@ static int release_crowded(struct step *st)
 	return rc;
 }
 
+/* Busy threads by core (calloc'ed; NULL out of memory). */
+static int *core_busy(const struct step *st)
+{
+	const struct nl_topology *topo = st->v->topo;
+	int *busy = calloc((size_t)topo->ncores, sizeof(int));
+
+	for (int c = 0; busy && c < topo->ncpus; c++)
+		for (int u = st->head[c]; u >= 0; u = st->next[u])
+			busy[topo->cpu_core[c]]++;
+	return busy;
+}
+
+/* Plan thread i's move off its shared core to idle CPU to, as relief. */
+static int plan_relief(struct step *st, int *busy, int i, int to,
+		       const char *why)
+{
+	const struct nl_topology *topo = st->v->topo;
+	int c = st->cpu[i], rc;
+
+	busy[topo->cpu_core[c]]--;
+	busy[topo->cpu_core[to]]++;
+	st->moved[i] = 1;
+	rc = nl_plan_add(st->plan,
+			 &(struct nl_action){.kind = NL_ACT_MIGRATE,
+					     .tid = st->v->threads[i].tid,
+					     .other_tid = -1,
+					     .from_cpu = c,
+					     .to_cpu = to,
+					     .relief = 1,
+					     .reason = why});
+	nl_step_occ_move(st, i, to);
+	return rc;
+}
+
+/* The busy threads on thread i's core when numalot pinned it there, it
+ * has not moved this step and another shares that core; else 0. */
+static int pinned_shared(const struct step *st, const int *busy, int i)
+{
+	int c = st->cpu[i], k;
+
+	if (!nl_step_in_domain(st, i) || !st->v->threads[i].pinned || c < 0 ||
+	    st->moved[i])
+		return 0;
+	k = busy[st->v->topo->cpu_core[c]];
+	return k < 2 ? 0 : k;
+}
+
 /*
  * A thread numalot pinned whose core another busy thread shares, while a
  * core of its node it may use is wholly idle: pinned, it cannot take that
  * core as the kernel's select_idle_core would (the core emptied since it
  * was put there), so it goes there. An idle core on another node would
- * cost it its memory's node: it stays.
+ * cost it its memory's node: relieve_remote weighs that.
  */
 static int relieve_shared_cores(struct step *st)
 {
 	const struct nl_topology *topo = st->v->topo;
-	int *busy = calloc((size_t)topo->ncores, sizeof(int)), rc = 0;
+	int *busy = core_busy(st), rc = 0;
 
 	if (!busy)
 		return -ENOMEM;
-	for (int c = 0; c < topo->ncpus; c++)
-		for (int u = st->head[c]; u >= 0; u = st->next[u])
-			busy[topo->cpu_core[c]]++;
 	for (int i = 0; i < st->v->nthreads && rc == 0; i++) {
 		const struct nl_view_thread *t = &st->v->threads[i];
 		int c = st->cpu[i], to = -1;
-		if (!nl_step_in_domain(st, i) || !t->pinned || c < 0 ||
-		    st->moved[i] || busy[topo->cpu_core[c]] < 2)
+		if (!pinned_shared(st, busy, i))
 			continue;
 		for (int d = 0; d < topo->ncpus && to < 0; d++)
 			if (!busy[topo->cpu_core[d]] &&
 			    topo->cpu_node[d] == topo->cpu_node[c] &&
 			    nl_step_allows(t, d))
 				to = d;
-		if (to < 0)
+		if (to >= 0)
+			rc = plan_relief(st, busy, i, to,
+					 "shared its core: to an idle core of "
+					 "its node");
+	}
+	free(busy);
+	return rc;
+}
+
+/*
+ * A thread numalot pinned whose core k busy threads share, with no idle
+ * core of its node left to it, while a core of another node it may use is
+ * wholly idle (a process ended there): pinned, it cannot go as the
+ * kernel's balancer would take it. There its compute gains up to k / Y(k)
+ * and its memory's latency grows by at most the distance ratio, so it goes
+ * to the idle core nearest its data when the gain is the larger or it is
+ * compute-bound. Only with op counts, and judged as a drawn move is
+ * (rolled back, watched): what it costs the thread's memory shows only in
+ * its ops (docs/algorithms.md, "SMT").
+ */
+static int relieve_remote(struct step *st)
+{
+	const struct nl_topology *topo = st->v->topo;
+	int *busy = core_busy(st), rc = 0;
+
+	if (!busy)
+		return -ENOMEM;
+	for (int i = 0; i < st->v->nthreads && rc == 0; i++) {
+		const struct nl_view_thread *t = &st->v->threads[i];
+		int c = st->cpu[i], to = -1, k = pinned_shared(st, busy, i);
+		int own, home;
+		unsigned best = 0, here;
+		if (!k || t->held || !t->has_perf || !t->tput_ops)
 			continue;
-		busy[topo->cpu_core[c]]--;
-		busy[topo->cpu_core[to]]++;
-		st->moved[i] = 1;
-		rc = nl_plan_add(st->plan,
-				 &(struct nl_action){
-					 .kind = NL_ACT_MIGRATE,
-					 .tid = t->tid,
-					 .other_tid = -1,
-					 .from_cpu = c,
-					 .to_cpu = to,
-					 .relief = 1,
-					 .reason =
-						 "shared its core: to an idle "
-						 "core of its node"});
-		nl_step_occ_move(st, i, to);
+		own = topo->cpu_node[c];
+		home = t->preferred_node >= 0 ? t->preferred_node : own;
+		here = nl_topology_distance(topo, home, own);
+		for (int d = 0; d < topo->ncpus; d++) {
+			unsigned dist;
+			if (busy[topo->cpu_core[d]] || !nl_step_allows(t, d))
+				continue;
+			if (topo->cpu_node[d] == own) {
+				to = -1; /* the node's own relief comes first */
+				break;
+			}
+			dist = nl_topology_distance(topo, home,
+						    topo->cpu_node[d]);
+			if (to < 0 || dist < best)
+				to = d, best = dist;
+		}
+		if (to < 0 || !(nl_step_compute_bound(st, i) ||
+				best * nl_smt_yield(k) < k * here))
+			continue;
+		rc = plan_relief(st, busy, i, to,
+				 "shared its core: to an idle core of another "
+				 "node");
+		if (rc == 0)
+			rc = nl_memo_add(
+				st->s,
+				&(struct nl_memo){t->tid, c, to, t->perf,
+						  nl_step_judge_metric(st, i),
+						  -1, t->pinned});
 	}
 	free(busy);
 	return rc;
@@ -351,6 +439,12 @@ static int policy_moves(struct step *st, const struct nl_policy_hooks *h,
 	rc = nl_harm_check(st);
 	if (rc)
 		return rc > 0 ? 0 : rc;
+	if (p->dest == NL_DEST_DATA && p->remote_relief &&
+	    (h->judged || p->judge == NL_JUDGE_THREAD)) {
+		rc = relieve_remote(st);
+		if (rc)
+			return rc;
+	}
 	return moves(st, h, rng);
 }
 

@@ -69,6 +69,10 @@ struct nl_policy_params {
 				  its pages spread over its threads' nodes */
 	int balance_partner;   /* no move that makes the balancer push a
 				  local thread off its node (balance.c) */
+	int sibling_spread;    /* a free sibling of a busy core only from a
+				  busier core (policy_move.c) */
+	int remote_relief;     /* a pinned thread on a shared core may take
+				  an idle core of another node (policy.c) */
 	int keep_bindings;     /* never leave a thread's own binding (0: may go
 				  anywhere in its allocation) */
 	struct nl_tickets tickets;

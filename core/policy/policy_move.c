@@ -231,9 +231,10 @@ static int idle_core_for(const struct step *st, int i)
 
 /*
  * May thread i take free CPU d? Not when that makes another busy thread
- * share its core, unless i already shares its own with as many and no
- * idle core is left (as the kernel's select_idle_core comes before
- * select_idle_smt; docs/algorithms.md, "SMT").
+ * share its core, unless i shares its own with more and no idle core is
+ * left (as the kernel's select_idle_core comes before select_idle_smt;
+ * docs/algorithms.md, "SMT"): the move then spreads the busy threads over
+ * the cores, never packs them.
  */
 static int sibling_ok(const struct step *st, int i, int d, int *idle)
 {
@@ -244,10 +245,13 @@ static int sibling_ok(const struct step *st, int i, int d, int *idle)
 	 * after, nor undone: only idle cores. */
 	if (!st->v->threads[i].tput_ops)
 		return 0;
-	/* Never onto a core busier than its own (SMT-4: a fourth thread on
-	 * a core slows it more than remote memory does; without op counts
-	 * nothing would show it). */
-	if (st->cpu[i] < 0 || there > core_others(st, st->cpu[i], i))
+	/* Only onto a core less busy than its own. Onto one as busy, the
+	 * mover's share of a core stays, but the threads there lose what
+	 * the ones it leaves gain, and nothing judges them: numalot stacked
+	 * a process onto its data node's siblings while another's threads
+	 * kept whole cores (docs/algorithms.md, "SMT"). */
+	if (st->cpu[i] < 0 ||
+	    there + st->p->sibling_spread > core_others(st, st->cpu[i], i))
 		return 0;
 	if (*idle < 0) /* once per thread's options: it costs ncpus^2 */
 		*idle = idle_core_for(st, i);

@@ -52,6 +52,8 @@ int nl_step_pages_say_away(const struct step *st, int i, int P);
 /* What IMAR2 judges a move of thread i by: its relative perf, or its perf
  * when it is alone in its process. */
 double nl_step_judge_metric(const struct step *st, int i);
+/* The cores k busy hardware threads of one core yield together, Y(k). */
+double nl_smt_yield(int k);
 /* The share of a core thread i gets from the busy threads on its core:
  * its progress where only its CPU share is measured is that times it. */
 double nl_step_core_share(const struct step *st, int i);

@@ -182,12 +182,15 @@ double nl_step_core_share(const struct step *st, int i)
 		if (topo->cpu_core[d] == topo->cpu_core[c])
 			for (int u = st->head[d]; u >= 0; u = st->next[u])
 				k++;
-	if (k < 2)
-		return 1;
+	return k < 2 ? 1 : nl_smt_yield(k) / k;
+}
+
+double nl_smt_yield(int k)
+{
 	/* Y(k) = 1 + 2 G (1 - 1/k) cores for k threads, G = 0.2: two
 	 * hardware threads yield about 1.2 cores (docs/algorithms.md,
 	 * "Watch"). */
-	return (1 + 0.4 * (1 - 1.0 / k)) / k;
+	return k < 2 ? 1 : 1 + 0.4 * (1 - 1.0 / k);
 }
 
 int nl_step_crowded(const struct step *st, int i)

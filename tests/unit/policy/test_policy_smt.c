@@ -156,22 +156,20 @@ static void crowded_takes_idle_core(void **state)
 	vu_free(&u);
 }
 
-/* No idle core left, the mover shares its own core: an idle sibling near
- * its data is allowed. */
-static void sibling_when_no_idle_core(void **state)
+/* LBMA's migrations over 20 seeds, of tid 1 or one on its CPU, each
+ * checked to go to node 1 onto a core with fewer busy threads than it
+ * leaves (sibling_spread=0: no more). */
+static int sibling_moves(struct vu *u)
 {
-	(void)state;
-	struct vu u;
+	struct nl_view *v = vu_view(u, 1.0);
 	struct nl_plan plan;
 	struct nl_policy_state s;
 	struct nl_rng rng;
-	int moved = 0;
+	int moved = 0, from = -1;
 
-	vu_init(&u, TOPO);
-	for (int c = 0; c < 16; c++)
-		add(&u, 10 + c, 1, c, c < 8 ? 0 : 1);
-	add(&u, 1, 2, 16, 1); /* the sibling of thread 10 */
-	struct nl_view *v = vu_view(&u, 1.0);
+	for (int i = 0; i < u->n; i++)
+		if (u->t[i].tid == 1)
+			from = u->t[i].cpu;
 	nl_plan_init(&plan);
 	for (int k = 0; k < 20; k++) {
 		nl_policy_state_init(&s);
@@ -182,17 +180,41 @@ static void sibling_when_no_idle_core(void **state)
 			0);
 		for (size_t a = 0; a < plan.n; a++)
 			if (plan.actions[a].kind == NL_ACT_MIGRATE) {
-				assert_int_equal(plan.actions[a].tid, 1);
-				assert_int_equal(
-					u.topo->cpu_node[plan.actions[a]
-								 .to_cpu],
-					1);
+				int to = plan.actions[a].to_cpu;
+				int tid = plan.actions[a].tid;
+				assert_true(tid == 1 || tid == 2);
+				assert_int_equal(u->topo->cpu_node[to], 1);
+				assert_true(others_on_core(u, to, tid) +
+						    P.sibling_spread <=
+					    others_on_core(u, from, tid));
 				moved++;
 			}
 		nl_policy_state_free(&s);
 	}
-	assert_true(moved > 10);
 	nl_plan_free(&plan);
+	return moved;
+}
+
+/* No idle core left, the mover shares its own core with one thread: onto
+ * a sibling of a core as busy it would take from that core's thread what
+ * the one it leaves gains, so it stays (it goes with sibling_spread=0).
+ * Sharing its own with two (a CPU of it crowded), an idle sibling near its
+ * data is allowed. */
+static void sibling_when_no_idle_core(void **state)
+{
+	(void)state;
+	struct vu u;
+
+	vu_init(&u, TOPO);
+	for (int c = 0; c < 16; c++)
+		add(&u, 10 + c, 1, c, c < 8 ? 0 : 1);
+	add(&u, 1, 2, 16, 1); /* the sibling of thread 10 */
+	assert_int_equal(sibling_moves(&u), 0);
+	P.sibling_spread = 0; /* as busy will do */
+	assert_true(sibling_moves(&u) > 10);
+	P.sibling_spread = 1;
+	add(&u, 2, 2, 16, 1); /* and a thread on its CPU */
+	assert_true(sibling_moves(&u) > 10);
 	vu_free(&u);
 }
 
@@ -242,6 +264,36 @@ static void pinned_sharing_core_relieved_on_its_node(void **state)
 	vu_free(&u);
 }
 
+/* The same with node 0's cores all busy and node 1's idle: a thread whose
+ * ops say it is compute-bound gains a whole core over remote memory, so it
+ * takes an idle core of node 1 (pinned, it cannot go as the kernel's
+ * balancer would take it); without op counts, or with remote_relief=0, it
+ * stays. */
+static void pinned_sharing_core_relieved_across(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_view_thread *t;
+	int to;
+	vu_init(&u, TOPO);
+	t = add(&u, 1, 1, 0, 0);
+	t->pinned = 1;
+	t->has_oi = 1;
+	t->oi = 10 * P.compute_oi;
+	add(&u, 2, 1, 16, 0);
+	for (int c = 1; c < 8; c++)
+		add(&u, 10 + c, 1, c, 0);
+	assert_int_equal(relief_of(&u, &to), NL_ACT_MIGRATE);
+	assert_int_equal(u.topo->cpu_node[to], 1);
+	assert_int_equal(others_on_core(&u, to, 1), 0);
+	P.remote_relief = 0;
+	assert_int_equal(relief_of(&u, &to), -1);
+	P.remote_relief = 1;
+	u.t[0].tput_ops = 0;
+	assert_int_equal(relief_of(&u, &to), -1);
+	vu_free(&u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +303,7 @@ int main(void)
 		cmocka_unit_test(crowded_takes_idle_core),
 		cmocka_unit_test(sibling_when_no_idle_core),
 		cmocka_unit_test(pinned_sharing_core_relieved_on_its_node),
+		cmocka_unit_test(pinned_sharing_core_relieved_across),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
