@@ -141,6 +141,7 @@ int nl_model_create_opts(struct nl_topology *topo, const struct nl_scenario *sc,
 	m->latency_ns = calloc(n * n, sizeof(double));
 	m->mem_factor = calloc(n, sizeof(double));
 	m->link_factor = calloc(n * n, sizeof(double));
+	m->fstep = calloc(2 * (n + n * n), sizeof(double));
 	m->mem_demand = calloc(n, sizeof(double));
 	m->link_demand = calloc(n * n, sizeof(double));
 	m->mem_served = calloc(n, sizeof(double));
@@ -158,7 +159,7 @@ int nl_model_create_opts(struct nl_topology *topo, const struct nl_scenario *sc,
 			       sizeof(int) * (size_t)total);
 	}
 	if (!m->cand || !m->procs || !m->threads || !m->frac_store ||
-	    !m->latency_ns || !m->mem_factor || !m->link_factor ||
+	    !m->latency_ns || !m->mem_factor || !m->link_factor || !m->fstep ||
 	    !m->mem_demand || !m->link_demand || !m->mem_served ||
 	    !m->link_served || !m->cpu_load || !m->core_busy ||
 	    !m->node_order || !m->node_budget || !m->cpu_lone ||
@@ -167,6 +168,8 @@ int nl_model_create_opts(struct nl_topology *topo, const struct nl_scenario *sc,
 		return -ENOMEM;
 	}
 	order_nodes(m);
+	for (size_t i = 0; i < n + n * n; i++)
+		m->fstep[2 * i] = m->p.damping;
 	for (size_t i = 0; i < n; i++) {
 		m->mem_factor[i] = 1;
 		for (size_t j = 0; j < n; j++) {
@@ -206,6 +209,7 @@ void nl_model_free(struct nl_model *m)
 	free(m->latency_ns);
 	free(m->mem_factor);
 	free(m->link_factor);
+	free(m->fstep);
 	free(m->mem_demand);
 	free(m->link_demand);
 	free(m->mem_served);
@@ -335,7 +339,30 @@ static double queueing(const struct nl_model_params *p, double demand,
 	return 1 + p->contention_k * rho / (1 - rho);
 }
 
-/* One damped update of every factor; returns the largest relative change. */
+/*
+ * Move factor *f toward its target g by its own step (st[0]), and return the
+ * relative change. The target falls as the factor rises (a higher factor
+ * slows the threads and so lowers the demand), so a fixed step overshoots
+ * and swings where the queueing curve is steep (rho near rho_cap): the step
+ * halves each time the change turns, and grows back while it keeps its sign
+ * (docs/machine-model.md, "One tick").
+ */
+static double step_factor(double *f, double g, double *st, double damping)
+{
+	double delta = g - *f, nf;
+
+	if (delta * st[1] < 0)
+		st[0] = fmax(st[0] / 2, damping / 1024);
+	else
+		st[0] = fmin(st[0] * 1.5, damping);
+	st[1] = delta;
+	nf = *f + st[0] * delta;
+	delta = fabs(nf - *f) / nf;
+	*f = nf;
+	return delta;
+}
+
+/* One update of every factor; returns the largest relative change. */
 static double update_factors(struct nl_model *m)
 {
 	const struct nl_model_params *p = &m->p;
@@ -345,21 +372,20 @@ static double update_factors(struct nl_model *m)
 	for (int j = 0; j < n; j++) {
 		double f = queueing(p, m->mem_demand[j],
 				    p->node_bandwidth_bytes_per_s);
-		double nf = (1 - d) * m->mem_factor[j] + d * f;
-		worst = fmax(worst, fabs(nf - m->mem_factor[j]) / nf);
-		m->mem_factor[j] = nf;
+		worst = fmax(worst, step_factor(&m->mem_factor[j], f,
+						&m->fstep[2 * j], d));
 	}
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {
-			double *lf = &m->link_factor[i * n + j];
-			double f, nf;
+			int x = n + i * n + j;
+			double f;
 			if (i == j)
 				continue;
 			f = queueing(p, m->link_demand[i * n + j],
 				     p->link_bandwidth_bytes_per_s);
-			nf = (1 - d) * *lf + d * f;
-			worst = fmax(worst, fabs(nf - *lf) / nf);
-			*lf = nf;
+			worst = fmax(worst,
+				     step_factor(&m->link_factor[i * n + j], f,
+						 &m->fstep[2 * x], d));
 		}
 	return worst;
 }

@@ -132,6 +132,54 @@ static void test_saturated_node_caps_traffic(void **state)
 	nl_machine_destroy(m);
 }
 
+/*
+ * The contention factor is a fixed point of the demand it lets through: a
+ * node's factor equals 1 + k rho / (1 - rho) of the demand computed with it.
+ * With a small k and rho_cap near 1 the queueing curve is nearly a step,
+ * and fixed damped rounds swung between about 1 and 65 (a stream alone then
+ * ran slower on its own node's memory than on another node's).
+ */
+#define FIXED_POINT_FMT                                                        \
+	"{'os': 'none', 'machine': {'topology': 'numa:2 core:15 pu:1', "       \
+	"'node_bandwidth_bytes_per_s': 35.46e9, 'contention_k': 0.1451, "      \
+	"'rho_cap': %s, 'noise': 0}, 'processes': [{'kind': 'stream', "        \
+	"'threads': 15, 'membind': 0, 'cpunodebind': %d, 'work': 2e9}]}"
+
+static void test_contention_fixed_point(void **state)
+{
+
+	double ends[2][2];
+
+	(void)state;
+	for (int c = 0; c < 2; c++)
+		for (int side = 0; side < 2; side++) {
+			char text[512];
+			struct nl_machine *m;
+			struct nl_model *md;
+
+			snprintf(text, sizeof(text), FIXED_POINT_FMT,
+				 c ? "0.999" : "0.95", side);
+			m = sim(text, 1);
+			md = nl_sim_model(m);
+			for (int k = 0; k < 5; k++) {
+				double rho, f;
+				m->ops->wait(m, 0.2);
+				rho = fmin(md->mem_demand[0] / 35.46e9,
+					   md->p.rho_cap);
+				f = 1 + 0.1451 * rho / (1 - rho);
+				assert_close(md->mem_factor[0], f, 1e-3);
+			}
+			while (m->ops->wait(m, 1) == 1)
+				;
+			ends[c][side] = nl_model_now(md);
+			nl_machine_destroy(m);
+		}
+	/* Local memory beats remote, and the cap does not matter below it. */
+	assert_true(ends[0][0] < ends[0][1]);
+	assert_true(ends[1][0] < ends[1][1]);
+	assert_close(ends[0][0], ends[1][0], 1e-3);
+}
+
 /* Likewise a link: node 1's threads reading node 0 memory. */
 static void test_saturated_link_caps_traffic(void **state)
 {
@@ -750,6 +798,7 @@ int main(void)
 		cmocka_unit_test(test_compute_indifferent),
 		cmocka_unit_test(test_saturated_node_caps_traffic),
 		cmocka_unit_test(test_saturated_link_caps_traffic),
+		cmocka_unit_test(test_contention_fixed_point),
 		cmocka_unit_test(test_time_sharing_halves),
 		cmocka_unit_test(test_smt_share),
 		cmocka_unit_test(test_smt4_core_yield),
