@@ -141,7 +141,7 @@ int nl_model_create_opts(struct nl_topology *topo, const struct nl_scenario *sc,
 	m->latency_ns = calloc(n * n, sizeof(double));
 	m->mem_factor = calloc(n, sizeof(double));
 	m->link_factor = calloc(n * n, sizeof(double));
-	m->fstep = calloc(2 * (n + n * n), sizeof(double));
+	m->fbracket = calloc(2 * (n + n * n), sizeof(double));
 	m->mem_demand = calloc(n, sizeof(double));
 	m->link_demand = calloc(n * n, sizeof(double));
 	m->mem_served = calloc(n, sizeof(double));
@@ -159,17 +159,15 @@ int nl_model_create_opts(struct nl_topology *topo, const struct nl_scenario *sc,
 			       sizeof(int) * (size_t)total);
 	}
 	if (!m->cand || !m->procs || !m->threads || !m->frac_store ||
-	    !m->latency_ns || !m->mem_factor || !m->link_factor || !m->fstep ||
-	    !m->mem_demand || !m->link_demand || !m->mem_served ||
-	    !m->link_served || !m->cpu_load || !m->core_busy ||
-	    !m->node_order || !m->node_budget || !m->cpu_lone ||
-	    (o && o->start_cpu && !m->start_cpu)) {
+	    !m->latency_ns || !m->mem_factor || !m->link_factor ||
+	    !m->fbracket || !m->mem_demand || !m->link_demand ||
+	    !m->mem_served || !m->link_served || !m->cpu_load ||
+	    !m->core_busy || !m->node_order || !m->node_budget ||
+	    !m->cpu_lone || (o && o->start_cpu && !m->start_cpu)) {
 		nl_model_free(m);
 		return -ENOMEM;
 	}
 	order_nodes(m);
-	for (size_t i = 0; i < n + n * n; i++)
-		m->fstep[2 * i] = m->p.damping;
 	for (size_t i = 0; i < n; i++) {
 		m->mem_factor[i] = 1;
 		for (size_t j = 0; j < n; j++) {
@@ -209,7 +207,7 @@ void nl_model_free(struct nl_model *m)
 	free(m->latency_ns);
 	free(m->mem_factor);
 	free(m->link_factor);
-	free(m->fstep);
+	free(m->fbracket);
 	free(m->mem_demand);
 	free(m->link_demand);
 	free(m->mem_served);
@@ -340,26 +338,32 @@ static double queueing(const struct nl_model_params *p, double demand,
 }
 
 /*
- * Move factor *f toward its target g by its own step (st[0]), and return the
- * relative change. The target falls as the factor rises (a higher factor
- * slows the threads and so lowers the demand), so a fixed step overshoots
- * and swings where the queueing curve is steep (rho near rho_cap): the step
- * halves each time the change turns, and grows back while it keeps its sign
- * (docs/machine-model.md, "One tick").
+ * Move factor *f toward its target g (the factor its demand yields) by
+ * damping, within br = {lo, hi}: the bounds this tick's rounds have found
+ * on the fixed point. The target falls as the factor rises (a higher
+ * factor slows the threads and lowers their demand), so a target above
+ * the factor puts the fixed point above it, and one below, below. Where
+ * the queueing curve is steep (rho near rho_cap) a damped step overshoots
+ * and swings; a step that would leave the bounds bisects them instead (in
+ * ratio: factors span 1 to 1 + k rho_cap / (1 - rho_cap)). Returns the
+ * relative change (docs/machine-model.md, "One tick").
  */
-static double step_factor(double *f, double g, double *st, double damping)
+static double step_factor(double *f, double g, double *br, double damping)
 {
-	double delta = g - *f, nf;
+	double nf = *f + damping * (g - *f), change;
 
-	if (delta * st[1] < 0)
-		st[0] = fmax(st[0] / 2, damping / 1024);
-	else
-		st[0] = fmin(st[0] * 1.5, damping);
-	st[1] = delta;
-	nf = *f + st[0] * delta;
-	delta = fabs(nf - *f) / nf;
+	if (g > *f) {
+		br[0] = fmax(br[0], *f);
+		if (nf >= br[1])
+			nf = sqrt(br[0] * br[1]);
+	} else if (g < *f) {
+		br[1] = fmin(br[1], *f);
+		if (nf <= br[0])
+			nf = sqrt(br[0] * br[1]);
+	}
+	change = fabs(nf - *f) / nf;
 	*f = nf;
-	return delta;
+	return change;
 }
 
 /* One update of every factor; returns the largest relative change. */
@@ -373,7 +377,7 @@ static double update_factors(struct nl_model *m)
 		double f = queueing(p, m->mem_demand[j],
 				    p->node_bandwidth_bytes_per_s);
 		worst = fmax(worst, step_factor(&m->mem_factor[j], f,
-						&m->fstep[2 * j], d));
+						&m->fbracket[2 * j], d));
 	}
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {
@@ -385,7 +389,7 @@ static double update_factors(struct nl_model *m)
 				     p->link_bandwidth_bytes_per_s);
 			worst = fmax(worst,
 				     step_factor(&m->link_factor[i * n + j], f,
-						 &m->fstep[2 * x], d));
+						 &m->fbracket[2 * x], d));
 		}
 	return worst;
 }
@@ -414,10 +418,16 @@ static double cap_scale(const struct nl_model *m,
 static void solve_rounds(struct nl_model *m, int rounds)
 {
 	int n = m->topo->nnodes;
+	double top = queueing(&m->p, INFINITY, 1);
 
 	for (int x = 0; x < m->nthreads; x++)
 		if (m->threads[x].state == NL_T_RUNNING)
 			prepare_thread(m, &m->threads[x]);
+	/* Every fixed point lies between 1 and the largest factor. */
+	for (int x = 0; x < n + n * n; x++) {
+		m->fbracket[2 * x] = 1;
+		m->fbracket[2 * x + 1] = top;
+	}
 	for (int r = 0; r < rounds; r++) {
 		compute_demand(m);
 		if (update_factors(m) < FIXED_POINT_TOL)

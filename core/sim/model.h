@@ -236,8 +236,8 @@ struct nl_model {
 	double *latency_ns;  /* [n*n] unloaded latency(i, j) */
 	double *mem_factor;  /* [n] contention factor of node memory */
 	double *link_factor; /* [n*n] of link i->j (1 on the diagonal) */
-	double *fstep;	     /* [2(n+n*n)] each factor's step, last change */
-	double *mem_demand;  /* [n] bytes/s */
+	double *fbracket;   /* [2(n+n*n)] bounds on each factor's fixed point */
+	double *mem_demand; /* [n] bytes/s */
 	double *link_demand; /* [n*n] */
 	double *mem_served;  /* [n] bytes/s served in the last tick */
 	double *link_served; /* [n*n] */
