@@ -1,6 +1,7 @@
 /* numalot eval: the table, the JSON written as the runs go (and read back
  * by --resume), from the runs of the plan (eval.h). */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,13 +268,26 @@ struct json_object *nl_eval_json(const struct eval_plan *p)
 
 int nl_eval_save(const struct eval_plan *p, const char *path)
 {
-	char tmp[4096];
-	struct json_object *o = nl_eval_json(p);
-	int rc;
-	snprintf(tmp, sizeof(tmp), "%s.part", path);
+	char abs[PATH_MAX], tmp[PATH_MAX + 8], why[PATH_MAX + 800];
+	struct json_object *o;
+	int rc, shared;
+
+	/* The plan's file is replaced whole (--resume reads it): a new one
+	 * beside it, renamed over the very path root checked. */
+	if (nl_cli_may_write_abs(path, &shared, abs, sizeof(abs), why,
+				 sizeof(why)) < 0) {
+		nl_cli_error(EVAL_CMD, "%s", why);
+		return -1;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.part", abs) >= (int)sizeof(tmp)) {
+		nl_cli_error(EVAL_CMD, "cannot write %s: %s", path,
+			     strerror(ENAMETOOLONG));
+		return -1;
+	}
+	o = nl_eval_json(p);
 	rc = nl_cli_write_json(EVAL_CMD, tmp, o);
 	json_object_put(o);
-	if (rc == 0 && rename(tmp, path) < 0) {
+	if (rc == 0 && rename(tmp, abs) < 0) {
 		nl_cli_error(EVAL_CMD, "cannot write %s: %m", path);
 		unlink(tmp);
 		rc = -1;

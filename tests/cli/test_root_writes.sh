@@ -93,6 +93,17 @@ check "a user's FIFO there: replaced, not waited on" test $? -eq 0 -a -f "$T/sti
 check "nothing left beside them" \
 	test "$(ls -A "$T/sticky" | sort | tr '\n' ' ')" = "f.json r.html r.json "
 
+# A path through a user's link and "..": what root renames is the path
+# it checked (the sticky folder's), not where the user's link leads.
+mkdir "$T/user/sub"
+as_nobody ln -s "$T/user/sub" "$T/sticky/ulink"
+"$N" eval --reps=1 --json="$T/sticky/ulink/../e.json" -- true >"$T/out" 2>"$T/err"
+check "eval --json through a user's link and ..: written ($(tail -1 "$T/err"))" \
+	test $? -eq 0 -a -s "$T/sticky/e.json" -a ! -L "$T/sticky/e.json"
+check "...nothing of it in the user's folders" \
+	test -z "$(ls -A "$T/user" | grep e.json)"
+rm -f "$T/sticky/ulink" "$T/sticky/e.json"
+
 # 3. Root's own folders and devices work as before.
 "$N" sim "$S" --policy=lbma --seed=1 --report="$T/own.json" >/dev/null 2>&1
 check "root's own folder: written" test -s "$T/own.json"

@@ -51,6 +51,10 @@ struct nl_cli_out {
 /* Whether this process may write path by the rule above: 0 (*shared: in a
  * shared sticky folder), or a negative errno with why. */
 int nl_cli_may_write(const char *path, int *shared, char *why, size_t len);
+/* The same, abs the path the check holds for (as root: absolute, "." and
+ * ".." taken out), to be used instead of path (a file renamed over it). */
+int nl_cli_may_write_abs(const char *path, int *shared, char *abs,
+			 size_t abslen, char *why, size_t len);
 
 /* A folder whose files are then written by name (eval's --logs, bench's
  * --save): as root, checked by the rule above (a shared sticky folder is

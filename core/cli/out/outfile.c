@@ -90,6 +90,12 @@ int nl_cli_may_write(const char *path, int *shared, char *why, size_t len)
 	return may_write(path, shared, abs, sizeof(abs), why, len);
 }
 
+int nl_cli_may_write_abs(const char *path, int *shared, char *abs,
+			 size_t abslen, char *why, size_t len)
+{
+	return may_write(path, shared, abs, abslen, why, len);
+}
+
 int nl_cli_root_dir(const char *dir, char *out, size_t outlen, char *why,
 		    size_t len)
 {
