@@ -107,6 +107,23 @@ static int process_wants(const struct step *st, int u, int P)
 }
 
 /*
+ * Would u, on node D, reach its memory over more distance on node S: its
+ * share on D and its share on its data node, weighed by the distance each
+ * gains or loses (the rest of its accesses, unknown, left out)?
+ */
+static int partner_pays(const struct nl_topology *topo,
+			const struct nl_view_thread *U, int D, int S)
+{
+	int Up = U->preferred_node;
+	double dd = nl_topology_distance(topo, D, D),
+	       sd = nl_topology_distance(topo, S, D),
+	       su = nl_topology_distance(topo, S, Up),
+	       du = nl_topology_distance(topo, D, Up);
+	double d = U->here_share * (sd - dd) + U->pref_share * (su - du);
+	return d > 0;
+}
+
+/*
  * May u (on CPU d) swap with thread i (on CPU s)? Always in the paper's
  * rule; by default only when u does not lose its data by it (u is
  * compute-bound, or its data is not on d's node), or when u needs its
@@ -144,7 +161,8 @@ static int swap_ok(const struct step *st, int i, int u, int s, int d)
 	/* Another process's (a sibling's intensity differs by its phase,
 	 * not by its needs). */
 	if (T->has_oi && U->has_oi && U->oi >= 2 * T->oi && U->pid != T->pid &&
-	    T->oi >= st->p->page_bw_oi)
+	    T->oi >= st->p->page_bw_oi &&
+	    (U->preferred_node < 0 || !partner_pays(st->v->topo, U, D, S)))
 		return 1;
 	if (U->preferred_node >= 0) {
 		const struct nl_topology *topo = st->v->topo;
@@ -172,7 +190,12 @@ static int swap_ok(const struct step *st, int i, int u, int s, int d)
 	if (U->process_share &&
 	    !nl_step_pages_say_away(st, u, U->preferred_node))
 		return 0;
-	return U->preferred_node != D && U->here_share < st->p->data_share;
+	if (U->preferred_node == D || U->here_share >= st->p->data_share)
+		return 0;
+	/* Another process's thread is not made to pay for i's gain: by
+	 * what is known of where its accesses go (its share here and at
+	 * its data node), they do not get farther on the whole. */
+	return U->pid == T->pid || !partner_pays(st->v->topo, U, D, S);
 }
 
 /* The tickets of a swap: both threads' (paper) or the mover's alone. */

@@ -181,17 +181,56 @@ static void swaps_never_evict(void **state)
 	h->oi = 1000;
 	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
 	assert_int_equal(plan.actions[0].kind, NL_ACT_SWAP);
-	/* At home, not compute-bound, but needing its memory much less than
-	 * the thread kept away from it (twice its intensity): a swap. */
+	/* At home, not compute-bound, needing its memory much less than the
+	 * thread kept away from it (twice its intensity): another job's
+	 * thread is still not evicted, its accesses would go farther. */
 	t->has_oi = 1;
 	t->oi = 1;
 	h->oi = 2.5;
 	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
-	assert_int_equal(plan.actions[0].kind, NL_ACT_SWAP);
+	assert_int_equal(plan.actions[0].kind, NL_ACT_SKIP);
 	/* Not twice: evicting it would cost about what it saves. */
 	h->oi = 1.5;
 	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
 	assert_int_equal(plan.actions[0].kind, NL_ACT_SKIP);
+	setup(NULL);
+	nl_policy_state_free(&s);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/*
+ * Node 1 is full with another job's thread whose data is mostly on node 2
+ * but partly where it is: sent to node 0, as far from node 2 as it is now,
+ * its share at node 1 would go remote, so it is not swapped out; with
+ * nothing where it is, or when it is of the mover's own process (the
+ * pair's gain is its job's), it is.
+ */
+static void partner_of_another_job_keeps_its_distance(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+
+	vu_init(&u, "numa:3 core:1 pu:1");
+	add(&u, 1, 1, 0, 1, 0.9);
+	struct nl_view_thread *h = add(&u, 2, 2, 1, 2, 0.6);
+	add(&u, 3, 3, 2, 2, 0.9);
+	h->here_share = 0.3;
+	P.tickets.stay = 0;
+	struct nl_view *v = vu_view(&u, 1.0);
+	nl_plan_init(&plan);
+	nl_policy_state_init(&s);
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(count_kind(&plan, NL_ACT_SWAP), 0);
+	h->here_share = 0;
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(count_kind(&plan, NL_ACT_SWAP), 1);
+	h->here_share = 0.3;
+	h->pid = 1;
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(count_kind(&plan, NL_ACT_SWAP), 1);
 	setup(NULL);
 	nl_policy_state_free(&s);
 	nl_plan_free(&plan);
@@ -620,6 +659,8 @@ int main(void)
 		cmocka_unit_test_setup(no_pin_no_reason_no_move, setup),
 		cmocka_unit_test_setup(moves_only_to_data_node, setup),
 		cmocka_unit_test_setup(swaps_never_evict, setup),
+		cmocka_unit_test_setup(
+			partner_of_another_job_keeps_its_distance, setup),
 		cmocka_unit_test_setup(rollback_per_thread_and_pairs, setup),
 		cmocka_unit_test_setup(oversubscribed_hands_back, setup),
 		cmocka_unit_test_setup(process_pages_call_carefully, setup),
