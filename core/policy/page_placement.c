@@ -84,6 +84,18 @@ static int pages_moving(const struct nl_pages_domain *dm, int pid)
 	return 0;
 }
 
+/* A process whose mean operational intensity changed by less than this
+ * factor is in the same phase. */
+#define PHASE_OI 1.25
+
+static int same_phase(const struct nl_page_state *pg, const struct shape *sh)
+{
+	double oi = sh->n_oi ? sh->oi_sum / sh->n_oi : 0;
+	if (pg->trial_oi <= 0 || oi <= 0) /* not measured: cannot tell */
+		return 1;
+	return oi < PHASE_OI * pg->trial_oi && oi * PHASE_OI > pg->trial_oi;
+}
+
 /* Most neighbour processes a trial watches. */
 #define MAX_NEIGHBOURS 16
 
@@ -339,6 +351,16 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 	pg->loc_after = locality(&sh, n);
 	elapsed = pg->last_s > 0 ? now - pg->last_s : pp->period_s;
 	pg->last_s = now;
+	/* Its threads' share of the period spent waiting for the copies
+	 * made since the last step (docs/algorithms.md): the time the moves
+	 * took where it was measured, else their bytes at page_rate. */
+	double copy_s = pg->wall_s - pg->wall_seen;
+	if (pp->page_rate > 0)
+		copy_s = fmax(copy_s,
+			      (pg->bytes - pg->bytes_seen) / pp->page_rate);
+	double stall = fmin(1, copy_s / sh.nthreads / fmax(elapsed, 1e-3));
+	pg->bytes_seen = pg->bytes;
+	pg->wall_seen = pg->wall_s;
 	double budget = pp->page_rate * fmin(elapsed, MAX_BUDGET_S);
 	/* The nodes its threads are on, and the other processes' threads
 	 * there: what a run that concentrates its memory loads. */
@@ -357,11 +379,31 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 			      : pg->calm_nb >= 0 ? 0.5 * pg->calm_nb + 0.5 * nb
 						 : nb;
 		pg->calm_mask = mask;
+		pg->calm_oi =
+			!sh.n_oi ? 0
+			: pg->calm_oi > 0
+				? 0.5 * pg->calm_oi + 0.5 * sh.oi_sum / sh.n_oi
+				: sh.oi_sum / sh.n_oi;
+	}
+	/* A trial whose process runs far below its calm throughput in any
+	 * period, while its pages move or after, in the same phase (its
+	 * intensity within PHASE_OI of what it was) and beyond what waiting
+	 * for the copies explains, lost beyond doubt: undone now, not after
+	 * its run and TRIAL_AFTER periods more (a stream taken off eight
+	 * nodes' memory onto one node's ran at half speed for 20 s). */
+	if (pg->trial && !pg->undoing && !sh.cpu_share_only &&
+	    sh.nthreads >= 0.8 * pg->max_threads && same_phase(pg, &sh) &&
+	    sh.tput < pp->undo_threshold * (1 - stall) * pg->trial_tput) {
+		pg->judge = pg->active = 0;
+		pg->failed++;
+		pg->undoing = 1;
+		pg->hold_until_s = now + pp->page_hold_s;
+		return start_moves(pg, &sh, p->pid, n, budget, plan);
 	}
 	/* A trial is judged over TRIAL_AFTER periods once its run is over
 	 * (while pages move, their copies stall the process). */
 	if (pg->trial && !pg->active && !pg->undoing &&
-	    sh.nthreads >= 0.8 * pg->max_threads) {
+	    sh.nthreads >= 0.8 * pg->max_threads && same_phase(pg, &sh)) {
 		pg->j_own += sh.tput;
 		pg->j_nb = nb >= 0 && pg->j_nb >= 0 && mask == pg->trial_nodes
 				   ? pg->j_nb + nb
@@ -395,6 +437,10 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 		    sh.tput < pp->undo_threshold * pg->tput_before) {
 			pg->failed++;
 			pg->hold_until_s = now + pp->page_hold_s;
+			/* A trial's run ends here: the trial judge
+			 * decides whether what moved goes back. */
+			if (pg->trial)
+				pg->active = 0;
 			return plan_pages(plan, p->pid, -1, -1, 0,
 					  "the process ran slower after its "
 					  "pages moved: not repeated soon");
@@ -465,6 +511,9 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 		pg->trial_tput = pg->calm_tput > 0 ? pg->calm_tput : sh.tput;
 		pg->trial_nb = pg->calm_mask == mask ? pg->calm_nb : nb;
 		pg->trial_nodes = mask;
+		pg->trial_oi = pg->calm_oi > 0 ? pg->calm_oi
+			       : sh.n_oi       ? sh.oi_sum / sh.n_oi
+					       : 0;
 		pg->j_own = pg->j_nb = 0;
 		pg->j_n = 0;
 		memset(pg->trial_delta, 0, sizeof(pg->trial_delta));

@@ -53,6 +53,11 @@ struct nl_page_state {
 	/* Its throughput and its neighbours' (on calm_mask's nodes, < 0
 	 * unknown) while no run of its pages was going on. */
 	double calm_tput, calm_nb;
+	/* ...and its mean operational intensity then (0: not measured),
+	 * and at the trial's start: a phase shows in it, a trial not. */
+	double calm_oi, trial_oi;
+	/* bytes and wall_s as the last step saw them: what moved since */
+	double bytes_seen, wall_seen;
 	unsigned long long calm_mask;
 	double trial_delta[NL_MAX_NODES];
 	struct nl_page_step step;

@@ -535,6 +535,9 @@ static int trial_period(struct vu *u, struct nl_pages_domain *dm,
 			continue;
 		m->pages[x->from_cpu] -= x->bytes / 4096;
 		m->pages[x->to_cpu] += x->bytes / 4096;
+		/* as the engine counts what it applied */
+		dm->procs[0].st->bytes += x->bytes;
+		dm->procs[0].st->judge = 1;
 		*from = x->from_cpu;
 		*to = x->to_cpu;
 		moves++;
@@ -602,6 +605,58 @@ static void concentrating_run_is_a_trial(void **state)
 		}
 		vu_free(&u);
 	}
+}
+
+/*
+ * A trial whose process falls far below its throughput before the run
+ * (below undo_threshold of it, beyond what its threads waited for the
+ * copies) is undone at once: not held where it is (the move judge's
+ * verdict), nor left to be judged periods later.
+ */
+static void trial_far_below_is_undone_at_once(void **state)
+{
+	struct vu u;
+	struct nl_policy_params p;
+	struct nl_page_state st;
+	struct nl_pages_proc proc = {100, &st};
+	struct moving_pages m = {.pid = 100};
+	int from = -1, to = -1;
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	nl_policy_params_default(&p);
+	/* A quarter of the pages to move a period: its two threads wait
+	 * half of the next period for the copy (at page_rate). */
+	p.page_rate = 1.25e4 * 4096 / p.period_s;
+	vu_init(&u, "numa:2 core:2 pu:1");
+	busy(&u, 101, 100, 2);
+	busy(&u, 102, 100, 3);
+	m.pages[0] = m.pages[1] = 5e4;
+	struct nl_pages_domain dm = {.params = &p,
+				     .procs = &proc,
+				     .nprocs = 1,
+				     .read = read_moving,
+				     .ctx = &m};
+	double t = 10, P = p.period_s;
+	assert_int_equal(trial_period(&u, &dm, &m, t, 1e6, 1, &from, &to), 1);
+	assert_true(from == 0 && to == 1 && st.trial && st.active);
+	assert_true(fabs(m.pages[0] - 3.75e4) < 1);
+	/* At 60%: the copies explain it (it waited half the period), but
+	 * the move judge ends the run there; the pages stay. */
+	t += P;
+	assert_int_equal(trial_period(&u, &dm, &m, t, 0.6e6, 1, &from, &to), 0);
+	assert_true(st.trial && !st.active && !st.undoing);
+	assert_true(fabs(m.pages[0] - 3.75e4) < 1);
+	/* At 60% with nothing copied: the quarter goes back at once. */
+	t += P;
+	assert_int_equal(trial_period(&u, &dm, &m, t, 0.6e6, 1, &from, &to), 1);
+	assert_true(from == 1 && to == 0);
+	assert_true(fabs(m.pages[0] - 5e4) < 1 && !st.active);
+	assert_int_equal(st.failed, 2);
+	/* Then nothing for page_hold_s: the undo is over. */
+	assert_int_equal(trial_period(&u, &dm, &m, t + P, 1e6, 1, &from, &to),
+			 0);
+	assert_true(fabs(m.pages[0] - 5e4) < 1 && !st.trial && !st.undoing);
+	vu_free(&u);
 }
 
 /* A dry run shows page moves: the engine applies page placement's plan
@@ -682,6 +737,7 @@ int main(void)
 		cmocka_unit_test(harm_check_moves_no_pages),
 		cmocka_unit_test(placement_plans_without_a_machine),
 		cmocka_unit_test(concentrating_run_is_a_trial),
+		cmocka_unit_test(trial_far_below_is_undone_at_once),
 		cmocka_unit_test(dry_run_lists_page_moves),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
