@@ -241,6 +241,33 @@ static int pinned_shared(const struct step *st, const int *busy, int i)
 	return k < 2 ? 0 : k;
 }
 
+/* The busy threads on thread i's core when numalot did not pin it, its
+ * own binding (numactl --cpunodebind, taskset) holds it and leaves no
+ * wholly idle core the kernel could move it to, and another shares that
+ * core; else 0. */
+static int bound_shared(const struct step *st, const int *busy, int i)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	const struct nl_topology *topo = st->v->topo;
+	int c = st->cpu[i], k, d;
+
+	if (!nl_step_in_domain(st, i) || t->pinned || !t->own || c < 0 ||
+	    st->moved[i])
+		return 0;
+	k = busy[topo->cpu_core[c]];
+	hwloc_bitmap_foreach_begin(d, t->own)
+	{
+		if (d >= topo->ncpus)
+			break;
+		if (!busy[topo->cpu_core[d]]) {
+			k = 0;
+			break;
+		}
+	}
+	hwloc_bitmap_foreach_end();
+	return k < 2 ? 0 : k;
+}
+
 /*
  * A thread numalot pinned whose core another busy thread shares, while a
  * core of its node it may use is wholly idle: pinned, it cannot take that
@@ -296,6 +323,8 @@ static int relieve_remote(struct step *st)
 		const struct nl_view_thread *t = &st->v->threads[i];
 		int c = st->cpu[i], to = -1, k = pinned_shared(st, busy, i);
 		int own, home;
+		if (!k)
+			k = bound_shared(st, busy, i);
 		unsigned best = 0, here;
 		if (!k || t->held || !t->has_perf || !t->tput_ops)
 			continue;
@@ -306,7 +335,7 @@ static int relieve_remote(struct step *st)
 			unsigned dist;
 			if (busy[topo->cpu_core[d]] || !nl_step_allows(t, d))
 				continue;
-			if (topo->cpu_node[d] == own) {
+			if (topo->cpu_node[d] == own && t->pinned) {
 				to = -1; /* the node's own relief comes first */
 				break;
 			}

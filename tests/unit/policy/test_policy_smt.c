@@ -294,6 +294,42 @@ static void pinned_sharing_core_relieved_across(void **state)
 	vu_free(&u);
 }
 
+/* The same with thread 1 not pinned but bound by its own binding to node
+ * 0 (numactl --cpunodebind=0), whose cores are all busy: the kernel cannot
+ * move it off its shared core, so numalot does, as for a thread it pinned.
+ * Unbound, or with an idle core in its binding, the kernel's to move. */
+static void bound_sharing_core_relieved_across(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_view_thread *t;
+	hwloc_bitmap_t node0 = hwloc_bitmap_alloc();
+	int to;
+	vu_init(&u, TOPO);
+	for (int c = 0; c < u.topo->ncpus; c++)
+		if (u.topo->cpu_node[c] == 0)
+			hwloc_bitmap_set(node0, (unsigned)c);
+	t = add(&u, 1, 1, 0, 0);
+	t->has_oi = 1;
+	t->oi = 10 * P.compute_oi;
+	t->own = node0;
+	add(&u, 2, 1, 16, 0)->own = node0;
+	for (int c = 1; c < 8; c++)
+		add(&u, 10 + c, 1, c, 0)->own = node0;
+	assert_int_equal(relief_of(&u, &to), NL_ACT_MIGRATE);
+	assert_int_equal(u.topo->cpu_node[to], 1);
+	assert_int_equal(others_on_core(&u, to, 1), 0);
+	/* An idle core in its binding (core 7's thread gone): the OS's. */
+	u.n--;
+	assert_int_equal(relief_of(&u, &to), -1);
+	add(&u, 17, 1, 7, 0)->own = node0;
+	/* Not bound: the OS's too. */
+	u.t[0].own = NULL;
+	assert_int_equal(relief_of(&u, &to), -1);
+	vu_free(&u);
+	hwloc_bitmap_free(node0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +340,7 @@ int main(void)
 		cmocka_unit_test(sibling_when_no_idle_core),
 		cmocka_unit_test(pinned_sharing_core_relieved_on_its_node),
 		cmocka_unit_test(pinned_sharing_core_relieved_across),
+		cmocka_unit_test(bound_sharing_core_relieved_across),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
