@@ -320,7 +320,7 @@ static void bound_sharing_core_relieved_across(void **state)
 	assert_int_equal(u.topo->cpu_node[to], 1);
 	assert_int_equal(others_on_core(&u, to, 1), 0);
 	/* An idle core in its binding (core 7's thread gone): the OS's. */
-	u.n--;
+	hwloc_bitmap_free(u.allowed[--u.n]);
 	assert_int_equal(relief_of(&u, &to), -1);
 	add(&u, 17, 1, 7, 0)->own = node0;
 	/* Not bound: the OS's too. */
