@@ -92,12 +92,72 @@ static int nearest_idle_cpu(const struct nl_model *m,
 	return -1;
 }
 
+/*
+ * The least loaded CPU of node that t may use, with at most max_load
+ * threads (t's own CPU aside); ties: the one whose core holds fewer
+ * threads, then the lower CPU. -1 if none.
+ */
+static int least_loaded_on(const struct nl_model *m,
+			   const struct nl_model_thread *t, int node,
+			   int max_load)
+{
+	int best = -1;
+
+	for (int c = 0; c < m->topo->ncpus; c++) {
+		if (c == t->cpu || nl_model_node_of(m, c) != node ||
+		    m->cpu_load[c] > max_load || !may_use(t, c))
+			continue;
+		if (best < 0 || m->cpu_load[c] < m->cpu_load[best] ||
+		    (m->cpu_load[c] == m->cpu_load[best] &&
+		     m->core_busy[m->topo->cpu_core[c]] <
+			     m->core_busy[m->topo->cpu_core[best]]))
+			best = c;
+	}
+	return best;
+}
+
 int nl_model_os_home(const struct nl_model *m, const struct nl_model_thread *t)
 {
-	int c = nearest_idle_cpu(m, t, 0);
-	if (c < 0)
-		c = hwloc_bitmap_first(t->affinity);
-	return c;
+	int c = nearest_idle_cpu(m, t, 0), n = m->topo->nnodes, best = -1;
+
+	if (c >= 0)
+		return c;
+	/* No idle CPU: the least loaded one it may use, nearest nodes first
+	 * (the balancer would spread a stack at once; "Operating system"). */
+	for (int k = 0; k < n; k++) {
+		int i = nl_model_node_of(m, t->cpu);
+		c = least_loaded_on(m, t, m->node_order[i * n + k], 1 << 20);
+		if (c >= 0 && (best < 0 || m->cpu_load[c] < m->cpu_load[best]))
+			best = c;
+	}
+	return best >= 0 ? best : hwloc_bitmap_first(t->affinity);
+}
+
+/*
+ * Balancing an overloaded node by the number of running tasks (6.1's
+ * calculate_imbalance, group_overloaded at the cache level, migrate_task
+ * then migrate_load): an unpinned thread on a CPU that holds at least two
+ * threads more than another CPU of its node it may use moves to the least
+ * loaded such CPU. Later threads first, as in load_balance.
+ */
+static void even_nodes(struct nl_model *m)
+{
+	for (int x = m->nthreads - 1; x >= 0; x--) {
+		struct nl_model_thread *t = &m->threads[x];
+		int load, to;
+
+		if (t->state != NL_T_RUNNING || t->pinned)
+			continue;
+		load = m->cpu_load[t->cpu];
+		if (load < 3)
+			continue;
+		to = least_loaded_on(m, t, nl_model_node_of(m, t->cpu),
+				     load - 2);
+		if (to >= 0) {
+			nl_model_move(m, t, to);
+			m->os_moves++;
+		}
+	}
 }
 
 /* Where active balancing pushes u: the nearest idle CPU it may use (an
@@ -206,6 +266,8 @@ static void load_balance(struct nl_model *m)
 		crowded |= m->cpu_load[c] == 1 && core_busy > 1;
 		idle_core |= core_busy == 0;
 	}
+	if (over)
+		even_nodes(m);
 	if (!idle || (!over && !(crowded && idle_core)))
 		return;
 	for (int x = m->nthreads - 1; x >= 0; x--) {

@@ -723,6 +723,73 @@ static void test_active_balance(void **state)
 	}
 }
 
+/* The spread between the most and the least loaded CPU of node. */
+static int load_spread(struct nl_machine *m, int node)
+{
+	struct nl_model *md = nl_sim_model(m);
+	int lo = 1 << 20, hi = 0;
+
+	for (int c = 0; c < m->topo->ncpus; c++) {
+		if (m->topo->cpu_node[c] != node)
+			continue;
+		lo = md->cpu_load[c] < lo ? md->cpu_load[c] : lo;
+		hi = md->cpu_load[c] > hi ? md->cpu_load[c] : hi;
+	}
+	return hi - lo;
+}
+
+/*
+ * An overloaded node is evened by running threads (6.1's group_overloaded,
+ * no idle CPU anywhere): five threads stacked on one CPU while the others
+ * hold one each end two a CPU; pinned, they stay. A thread released while
+ * no CPU of its binding idles goes to the least loaded one, not to the
+ * binding's first CPU (rand-3141-0005: 13 threads stacked on CPU 0 for
+ * 21 s).
+ */
+static void test_overloaded_node_evened(void **state)
+{
+	static const char *text =
+		"{'os': 'linux-nonuma', 'machine': {'topology': "
+		"'numa:2 core:4 pu:1', 'noise': 0}, 'processes': [{'kind': "
+		"'compute', 'threads': 8, 'cpunodebind': 0}, {'kind': "
+		"'compute', 'threads': 8, 'cpunodebind': 1, 'start_s': 0}]}";
+
+	(void)state;
+	for (int pin = 0; pin < 2; pin++) {
+		struct nl_machine *m = sim(text, 1);
+		struct nl_model *md = nl_sim_model(m);
+
+		assert_int_equal(load_spread(m, 0), 0);
+		for (int c = 1; c < 4; c++)
+			for (int k = 0; k < 8; k++)
+				if (thr(m, 1000 + k)->cpu == c) {
+					nl_model_move(md, thr(m, 1000 + k), 0);
+					break;
+				}
+		assert_int_equal(md->cpu_load[0], 5);
+		if (pin)
+			for (int k = 0; k < 8; k++)
+				if (thr(m, 1000 + k)->cpu == 0)
+					assert_int_equal(
+						nl_model_place(md, 1000 + k, 0),
+						0);
+		m->ops->wait(m, 0.05);
+		assert_int_equal(load_spread(m, 0), pin ? 4 : 0);
+		nl_machine_destroy(m);
+	}
+
+	/* Three threads bound to node 0, pinned on node 1, released. */
+	struct nl_machine *m = sim(text, 1);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(m->ops->place(m, 1000 + k, 4 + k), 0);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(m->ops->release(m, 1000 + k), 0);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(m->topo->cpu_node[thr(m, 1000 + k)->cpu], 0);
+	assert_true(load_spread(m, 0) <= 1);
+	nl_machine_destroy(m);
+}
+
 /* Where data lands, and that moving a thread leaves it there. */
 static void test_data_placement(void **state)
 {
@@ -808,6 +875,7 @@ int main(void)
 		cmocka_unit_test(test_remote_latency_ratio),
 		cmocka_unit_test(test_balancer_spreads_nodes),
 		cmocka_unit_test(test_active_balance),
+		cmocka_unit_test(test_overloaded_node_evened),
 		cmocka_unit_test(test_compute_indifferent),
 		cmocka_unit_test(test_saturated_node_caps_traffic),
 		cmocka_unit_test(test_saturated_link_caps_traffic),
