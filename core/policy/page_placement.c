@@ -187,14 +187,47 @@ static int plan_pages(struct nl_plan *plan, int pid, int from, int to,
 						     .reason = reason});
 }
 
+/*
+ * Would moving `share` of the process's pages from node `from` to node
+ * `to` leave its worst-placed thread farther from its memory than before?
+ * Asked when no thread of it runs on `from`: which thread reads a page is
+ * not known, so each busy thread's node j is taken to read all of the
+ * pages, at mean distance sum_k P_k d(j, k) / P, and a parallel process
+ * ends with its slowest thread. Where every remote distance is the same
+ * (two levels), moving onto a thread's node never does. Asked for a
+ * process that is not bandwidth-bound (near_only).
+ */
+static int worst_farther(const struct nl_topology *topo,
+			 const struct nl_page_step *ps, int from, int to,
+			 double share)
+{
+	int n = topo->nnodes;
+	double before = 0, after = 0;
+
+	for (int j = 0; j < n; j++) {
+		double m = 0;
+		if (ps->threads[j] <= 0)
+			continue;
+		for (int k = 0; k < n; k++)
+			m += ps->pages[k] / ps->npages *
+			     nl_topology_distance(topo, j, k);
+		before = fmax(before, m);
+		after = fmax(
+			after,
+			m + share * ((double)nl_topology_distance(topo, j, to) -
+				     nl_topology_distance(topo, j, from)));
+	}
+	return after > before + 1e-9;
+}
+
 /* The next move of a process moving its pages: from the node with most
  * surplus to the one most short, until the budget is spent, the rounds
  * are made or the shape is within STOP_MISPLACED. Appended, or none. */
-static int next_move(struct nl_page_state *pg, int pid, int n,
-		     struct nl_plan *plan)
+static int next_move(struct nl_page_state *pg, int pid,
+		     const struct nl_topology *topo, struct nl_plan *plan)
 {
 	struct nl_page_step *ps = &pg->step;
-	int from = -1, to = -1;
+	int n = topo->nnodes, from = -1, to = -1;
 	double over = 0, under = 0;
 
 	if (ps->rounds >= n || ps->budget <= PAGE_BYTES)
@@ -226,16 +259,36 @@ static int next_move(struct nl_page_state *pg, int pid, int n,
 				  "a trial that took its memory onto fewer "
 				  "nodes lost: undone");
 	}
-	for (int j = 0; j < n; j++) {
-		double want = ps->threads[j] / ps->nthreads,
-		       have = ps->pages[j] / ps->npages;
-		if (have - want > over) {
-			over = have - want;
-			from = j;
+	/* From the node with most surplus to the one most short; off a node
+	 * with no thread, only to one that leaves the worst-placed thread no
+	 * farther, and if none, from the next node with surplus. */
+	char tried[NL_MAX_NODES] = {0};
+	for (int round = 0; round < n && to < 0; round++) {
+		from = -1;
+		over = 0;
+		for (int j = 0; j < n; j++) {
+			double have = ps->pages[j] / ps->npages;
+			if (!tried[j] &&
+			    have - ps->threads[j] / ps->nthreads > over) {
+				over = have - ps->threads[j] / ps->nthreads;
+				from = j;
+			}
 		}
-		if (want - have > under) {
-			under = want - have;
-			to = j;
+		if (from < 0 || over < STOP_MISPLACED / n)
+			break;
+		tried[from] = 1;
+		under = 0;
+		for (int j = 0; j < n; j++) {
+			double want = ps->threads[j] / ps->nthreads,
+			       have = ps->pages[j] / ps->npages;
+			if (want - have > under &&
+			    (want - have) * ps->npages >= 1 &&
+			    (!ps->near_only || ps->threads[from] > 0 ||
+			     !worst_farther(topo, ps, from, j,
+					    fmin(over, want - have)))) {
+				under = want - have;
+				to = j;
+			}
 		}
 	}
 	if (from < 0 || to < 0 || over < STOP_MISPLACED / n) {
@@ -263,7 +316,7 @@ int nl_pages_moved(const struct nl_pages_domain *dm, size_t k, double moved,
 		pg->trial_delta[ps->from] -= moved;
 		pg->trial_delta[ps->to] += moved;
 	}
-	return next_move(pg, dm->procs[k].pid, dm->v->topo->nnodes, plan);
+	return next_move(pg, dm->procs[k].pid, dm->v->topo, plan);
 }
 
 /* CPUs of node not taken by busy threads of other processes: room for
@@ -319,7 +372,8 @@ static int keeps_node(const struct nl_pages_domain *dm, size_t k,
 
 /* This step's moves of a process, from its shape now. */
 static int start_moves(struct nl_page_state *pg, const struct shape *sh,
-		       int pid, int n, double budget, struct nl_plan *plan)
+		       int pid, const struct nl_topology *topo, double budget,
+		       struct nl_plan *plan)
 {
 	struct nl_page_step *ps = &pg->step;
 	memcpy(ps->pages, sh->pages, sizeof(ps->pages));
@@ -328,7 +382,7 @@ static int start_moves(struct nl_page_state *pg, const struct shape *sh,
 	ps->npages = sh->npages;
 	ps->budget = budget;
 	ps->rounds = 0;
-	return next_move(pg, pid, n, plan);
+	return next_move(pg, pid, topo, plan);
 }
 
 int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
@@ -398,7 +452,7 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 		pg->failed++;
 		pg->undoing = 1;
 		pg->hold_until_s = now + pp->page_hold_s;
-		return start_moves(pg, &sh, p->pid, n, budget, plan);
+		return start_moves(pg, &sh, p->pid, dm->v->topo, budget, plan);
 	}
 	/* A trial is judged over TRIAL_AFTER periods once its run is over
 	 * (while pages move, their copies stall the process). */
@@ -421,14 +475,14 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 				pg->failed++;
 				pg->undoing = pg->trial = 1;
 				pg->hold_until_s = now + pp->page_hold_s;
-				return start_moves(pg, &sh, p->pid, n, budget,
-						   plan);
+				return start_moves(pg, &sh, p->pid, dm->v->topo,
+						   budget, plan);
 			}
 			memset(pg->trial_delta, 0, sizeof(pg->trial_delta));
 		}
 	}
 	if (pg->undoing)
-		return start_moves(pg, &sh, p->pid, n, budget, plan);
+		return start_moves(pg, &sh, p->pid, dm->v->topo, budget, plan);
 	if (pg->judge) {
 		/* The move did not pay: not again for a while. Judged on
 		 * ops/s only: a CPU share says nothing of memory speed. */
@@ -520,7 +574,10 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 	}
 	pg->active = 1;
 	pg->tput_before = sh.tput;
-	return start_moves(pg, &sh, p->pid, n, budget, plan);
+	/* A bandwidth-bound process gains controllers by the spread, which
+	 * a far thread's latency does not outweigh. */
+	pg->step.near_only = !bw;
+	return start_moves(pg, &sh, p->pid, dm->v->topo, budget, plan);
 }
 
 /* More busy threads than CPUs: the OS time-shares them, and where a

@@ -19,6 +19,7 @@ struct nl_page_step {
 	double pages[NL_MAX_NODES], threads[NL_MAX_NODES];
 	double nthreads, npages, budget;
 	int rounds, from, to;
+	int near_only; /* off a node with no thread: the worst no farther */
 };
 
 /* What page placement keeps of one process from step to step. */

@@ -659,6 +659,74 @@ static void trial_far_below_is_undone_at_once(void **state)
 	vu_free(&u);
 }
 
+/*
+ * Pages off a node that none of the process's threads is on go only where
+ * the worst-placed thread ends no farther from them (three nodes in a
+ * line, 10/20/40): a process that is not bandwidth-bound, its threads at
+ * both ends and its pages in the middle, keeps them there (half to either
+ * end puts that end's thread at mean distance 30, not 20, and it ends with
+ * its slowest thread; rand-31337-0100, -5%); a bandwidth-bound one
+ * spreads them; with its threads on the middle node and one end, pages at
+ * the other end go to both (the far thread's distance falls 40 -> 30).
+ * Node 2 at 40 from both others, threads on 0 and 2, pages on 1: they
+ * spread to 0 and 2 though thread 0 gets farther, as the worst (thread 2,
+ * 40) gains (rand-8642-0117). Other processes fill the pages' node, so
+ * the threads cannot go there.
+ */
+static void pages_leave_the_worst_no_farther(void **state)
+{
+	static const unsigned d[2][9] = {{10, 20, 40, 20, 10, 20, 40, 20, 10},
+					 {10, 20, 40, 20, 10, 40, 40, 40, 10}};
+	static const struct {
+		int cpu[2], pages, other, bw, moves, d;
+	} c[4] = {{{0, 4}, 1, 2, 0, 0, 0},
+		  {{0, 4}, 1, 2, 1, 2, 0},
+		  {{2, 4}, 0, 0, 0, 2, 0},
+		  {{0, 4}, 1, 2, 0, 2, 1}};
+	(void)state;
+	for (int k = 0; k < 4; k++) {
+		struct vu u;
+		struct nl_policy_params p;
+		struct nl_page_state st;
+		struct nl_pages_proc proc = {100, &st};
+		struct moving_pages m = {.pid = 100};
+		int from = -1, to = -1, moves = 0;
+
+		memset(&st, 0, sizeof(st));
+		nl_policy_params_default(&p);
+		p.page_rate = 1e12;
+		vu_init(&u, "numa:3 core:2 pu:1");
+		assert_int_equal(nl_topology_set_distances(u.topo, d[c[k].d]),
+				 0);
+		for (int i = 0; i < 2; i++) {
+			struct nl_view_thread *t =
+				busy(&u, 101 + i, 100, c[k].cpu[i]);
+			t->has_oi = c[k].bw;
+			t->oi = 0.1;
+			busy(&u, 201 + i, 200, c[k].other + i);
+		}
+		m.pages[c[k].pages] = 1e5;
+		struct nl_pages_domain dm = {.params = &p,
+					     .procs = &proc,
+					     .nprocs = 1,
+					     .read = read_moving,
+					     .ctx = &m};
+		for (int i = 0; i < 4; i++)
+			moves += trial_period(&u, &dm, &m, 10 + i, 1e6, 1,
+					      &from, &to);
+		assert_int_equal(moves, c[k].moves);
+		if (moves) {
+			int a = u.topo->cpu_node[c[k].cpu[0]],
+			    b = u.topo->cpu_node[c[k].cpu[1]];
+			assert_true(fabs(m.pages[a] - 5e4) < 1);
+			assert_true(fabs(m.pages[b] - 5e4) < 1);
+		} else {
+			assert_true(fabs(m.pages[1] - 1e5) < 1);
+		}
+		vu_free(&u);
+	}
+}
+
 /* A dry run shows page moves: the engine applies page placement's plan
  * through the machine, so the dry-run machine sees each move, in the
  * plan's order, as the journal has it, and the model's pages stay. */
@@ -738,6 +806,7 @@ int main(void)
 		cmocka_unit_test(placement_plans_without_a_machine),
 		cmocka_unit_test(concentrating_run_is_a_trial),
 		cmocka_unit_test(trial_far_below_is_undone_at_once),
+		cmocka_unit_test(pages_leave_the_worst_no_farther),
 		cmocka_unit_test(dry_run_lists_page_moves),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
