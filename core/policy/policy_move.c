@@ -343,9 +343,10 @@ static int crowded_options(struct step *st, int i)
 
 /*
  * The process with most busy threads whose data is on node P (ties: the
- * lowest pid) when they are more than P has CPUs, or -1: when several
- * processes want one node and one of them cannot fit there, the one that
- * keeps it and the nodes nearest it (docs/algorithms.md, "Gathering").
+ * lowest pid) when they are more than P has CPUs but fit on the nodes
+ * nearer P than the farthest, or -1: when several processes want one
+ * node and one of them cannot fit there, the one that keeps it and the
+ * nodes nearest it (docs/algorithms.md, "Gathering").
  */
 static int node_owner(const struct step *st, int P)
 {
@@ -376,10 +377,22 @@ static int node_owner(const struct step *st, int P)
 			best = pids[k];
 			best_n = counts[k];
 		}
-	int cpus = 0;
-	for (int c = 0; c < v->topo->ncpus; c++)
-		cpus += v->topo->cpu_node[c] == P;
-	return n > 1 && best_n > cpus ? best : -1;
+	/* Its threads that find no room near P stay as far as they are,
+	 * and a parallel process ends with its slowest thread: it keeps P
+	 * only if all of them fit on P and the nodes nearer P than the
+	 * farthest (the socket's, on a machine of sockets). */
+	int cpus = 0, near = 0;
+	unsigned far = 0;
+	for (int j = 0; j < v->topo->nnodes; j++)
+		far = nl_topology_distance(v->topo, P, j) > far
+			      ? nl_topology_distance(v->topo, P, j)
+			      : far;
+	for (int c = 0; c < v->topo->ncpus; c++) {
+		int j = v->topo->cpu_node[c];
+		cpus += j == P;
+		near += nl_topology_distance(v->topo, P, j) < far;
+	}
+	return n > 1 && best_n > cpus && best_n <= near ? best : -1;
 }
 
 static int bandwidth_bound(const struct step *st, int i)

@@ -144,6 +144,45 @@ static void gathering(void **state)
 	vu_free(&u);
 }
 
+/*
+ * A process keeps a node only if all its threads that want it fit on the
+ * node and the nodes nearer it than the farthest: the rest would stay as
+ * far as they are, and a parallel process ends with its slowest thread.
+ * On two nodes of 2 CPUs, process 1 (3 threads, data on node 0) does not
+ * evict process 2's thread from node 0 (rand-60607-0149: a thread of the
+ * other process sent off its pages, its process 4% slower, the keeper no
+ * faster); on two sockets of two such nodes it does (the "gathering"
+ * test).
+ */
+static void gathering_needs_room_near(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	vu_init(&u, "numa:2 core:2 pu:1");
+	add(&u, 10, 1, 0, 0, 1);
+	struct nl_view_thread *a11 = add(&u, 11, 1, 2, 0, 1);
+	add(&u, 12, 1, 3, 0, 1);
+	add(&u, 20, 2, 1, 0, 1);
+	nl_plan_init(&plan);
+	const struct nl_action *a = move_of(&u, a11, &plan);
+	assert_int_equal(a->kind, NL_ACT_SKIP);
+	nl_plan_free(&plan);
+	vu_free(&u);
+
+	two_sockets(&u);
+	add(&u, 10, 1, 0, 0, 1);
+	a11 = add(&u, 11, 1, 4, 0, 1);
+	add(&u, 12, 1, 5, 0, 1);
+	add(&u, 20, 2, 1, 0, 1);
+	nl_plan_init(&plan);
+	a = move_of(&u, a11, &plan);
+	assert_int_equal(a->kind, NL_ACT_SWAP);
+	assert_int_equal(a->other_tid, 20);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
 /* A latency-bound thread does not join a node where other processes'
  * bandwidth-bound threads fill half the CPUs; a free CPU there is taken
  * when they are fewer. And the other way round, unless the streaming
@@ -315,6 +354,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(gathering, setup),
+		cmocka_unit_test_setup(gathering_needs_room_near, setup),
 		cmocka_unit_test_setup(contended_node, setup),
 		cmocka_unit_test_setup(balancer_partner, setup),
 		cmocka_unit_test_setup(lbma_draws_past_stuck, setup),
