@@ -515,7 +515,7 @@ int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 	}
 	nl_perf_relative(perf, group, has, (int)m, rel);
 	count_threads(e, mine, nmine);
-	int bound_pid = -1, bound = 0, peak = 0;
+	int bound_pid = -1, bound = 0, held = 0, peak = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct ethread *t = e->live[i];
 		double rel_i = t->domain == d->id && j < m ? rel[j++] : 1.0;
@@ -523,6 +523,8 @@ int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 			struct eprocess *ep = nl_engine_proc(e, t->pid);
 			bound_pid = t->pid;
 			bound = mem_bound(e, t->pid);
+			held = !d->params.pages ||
+			       (ep && now < ep->pg.hold_until_s);
 			peak = ep && ep->threads_now < ep->threads_peak
 				       ? ep->threads_peak
 				       : 0;
@@ -552,6 +554,7 @@ int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 			.held = now < t->hold_until_s,
 			.left_node = now < t->hold_until_s ? t->left_node : -1,
 			.mem_bound = t->domain == d->id && bound,
+			.pages_held = t->domain == d->id && held,
 			.tput = t->tput,
 			.tput_ops = t->tput_ops,
 			.has_share = t->has_share,

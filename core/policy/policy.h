@@ -147,6 +147,9 @@ struct nl_view_thread {
 	int left_node;	  /* while held: the node it was moved from */
 	int mem_bound;	  /* its process's memory is bound by its own
 			     policy: its pages cannot follow it */
+	int pages_held;	  /* its pages will not follow it for now: a page
+			     move that did not pay (page_hold_s), or page
+			     placement off */
 	double tput;	  /* ops/s, or the CPU share without op counts */
 	int tput_ops;	  /* tput is ops/s */
 	int has_share;	  /* cpu_share was measured */

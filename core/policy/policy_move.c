@@ -169,11 +169,11 @@ static int swap_ok(const struct step *st, int i, int u, int s, int d)
 		int Up = U->preferred_node;
 		/* Both want the same node and it is i's process's: u's
 		 * process goes elsewhere, and its pages follow it there
-		 * (gathering). */
+		 * (gathering); not while they are held where they are. */
 		if (st->owner_pid >= 0 && T->pid == st->owner_pid &&
 		    U->pid != st->owner_pid && Up == st->owner_node &&
 		    U->pref_share >= st->p->data_share && !U->mem_bound &&
-		    process_wants(st, u, Up))
+		    !U->pages_held && process_wants(st, u, Up))
 			return 1;
 
 		/* Otherwise u is never taken farther from where most of

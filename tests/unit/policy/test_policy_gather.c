@@ -102,6 +102,17 @@ static void gathering(void **state)
 	assert_int_equal(u.topo->cpu_node[a->to_cpu], 1);
 	assert_true(a->other_tid == 20 || a->other_tid == 21);
 
+	/* 2's pages held where they are (a page move of 2 that did not
+	 * pay): they would not follow the evicted thread, so it stays
+	 * (rand-70701-0021: three threads of a process swapped to the other
+	 * package, 29 away from pages held on node 1; -8.7%). */
+	for (int i = 4; i < 8; i++)
+		u.t[i].pages_held = 1;
+	a = move_of(&u, a11, &plan);
+	assert_int_not_equal(a->kind, NL_ACT_SWAP);
+	for (int i = 4; i < 8; i++)
+		u.t[i].pages_held = 0;
+
 	/* Without op counts (CPU shares only) the same swap is not made:
 	 * what it cost thread 20 or 21 would show nowhere. */
 	for (int i = 0; i < u.n; i++)
