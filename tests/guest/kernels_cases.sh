@@ -25,8 +25,9 @@ cpus=$(nproc)
 echo "# THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
 # Bound threads (--bind) with first touch: each share on its thread's
 # node, the shares over several nodes. Master: all on one node, its
-# threads bound too (unbound, a guest slowed by a busy host had its load
-# balancer move the master between nodes while it initialised: 75%).
+# threads bound too, and the master while it initialises (unbound, a
+# guest slowed by a busy host had its load balancer move the master
+# between nodes while it initialised: 75%).
 # (Unbound first touch would be told only: the load balancer may move a
 # thread while it initialises; test_workload_kernels.sh runs it.) The guest's kernel has THP on for all memory: a huge page
 # at a share's end goes to whichever thread touched it first, so the

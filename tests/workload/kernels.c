@@ -268,11 +268,19 @@ int wk_main(const struct wk_kernel *k, int nthreads, int iterations,
 		fprintf(stderr, "numalot-workload: at most %d threads\n", MAXT);
 		return 1;
 	}
-	if (master_init)
+	if (master_init) {
+		/* --bind: the master too, while it initialises (unbound, a
+		 * busy guest's balancer moved it between nodes mid-share:
+		 * 75% where it began); then back to what it may use. */
+		if (bind)
+			bind_to(&allowed, 0);
 		for (int t = 0; t < nthreads; t++) {
 			k->init(&r, t); /* serial: every page on this node */
 			r.init_node[t] = my_node();
 		}
+		if (bind)
+			sched_setaffinity(0, sizeof(allowed), &allowed);
+	}
 	for (int t = 0; t < nthreads; t++) {
 		m[t] = (struct member){.r = &r, .tid = t};
 		if (pthread_create(&m[t].th, NULL, member, &m[t])) {

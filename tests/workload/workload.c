@@ -185,8 +185,9 @@ static void usage(FILE *f)
 		"  is  bucket sort of integer keys (random access)\n"
 		"sizes: small 4 MiB, medium 256 MiB, large 2 GiB, node 60%% of "
 		"node 0's memory\n"
-		"--bind: thread t on the t-th CPU it may use (else the "
-		"scheduler places them)\n"
+		"--bind: thread t on the t-th CPU it may use, the master on "
+		"the first while it initialises (else the scheduler places "
+		"them)\n"
 		"See tests/workload/README.md.\n");
 }
 
