@@ -28,7 +28,7 @@ case $out in /*) ;; *) out=$(pwd -P)/$out ;; esac
 # (root's link to a user's folder leads to that user's folder).
 owner=0
 if [ "$(id -u)" = 0 ]; then
-	at='' rest=${out%/*} links=0
+	at='' rest=${out%/*} links=0 open=0
 	while :; do
 		rest=${rest#"${rest%%[!/]*}"} # the slashes in front
 		[ -n "$rest" ] || break
@@ -38,6 +38,8 @@ if [ "$(id -u)" = 0 ]; then
 		.) continue ;;
 		..)
 			at=${at%/*} # at is a folder, no link in it
+			m=$(stat -c %f -- "${at:-/}") || exit 1
+			open=$(((0x$m & 0022) != 0))
 			continue
 			;;
 		esac
@@ -48,13 +50,22 @@ if [ "$(id -u)" = 0 ]; then
 			break
 		fi
 		if [ $((mode & 0xf000)) -eq $((0xa000)) ]; then
+			# In a folder others may write (/tmp), a link of
+			# root's may be a user's hard link of one of root's
+			# links elsewhere (fs.protected_hardlinks=0): who put
+			# it there cannot be told, so it is not followed.
+			if [ "$open" = 1 ]; then
+				echo "$me: $at/$c is a link in a folder others" \
+					"may write: give the output's real folder" >&2
+				exit 1
+			fi
 			links=$((links + 1))
 			if [ $links -gt 40 ]; then
 				echo "$me: $at/$c: too many links" >&2
 				exit 1
 			fi
 			t=$(readlink -- "$at/$c")
-			case $t in /*) at= ;; esac
+			case $t in /*) at= open=0 ;; esac
 			rest=$t/$rest
 			continue
 		fi
@@ -69,6 +80,7 @@ if [ "$(id -u)" = 0 ]; then
 			exit 1
 		fi
 		at=$at/$c
+		open=$(((mode & 0022) != 0))
 	done
 fi
 # The owner's own group (never the folder's, which may be root's).

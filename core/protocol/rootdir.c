@@ -58,7 +58,7 @@ static int walk(const char *dir, int mode, uid_t owner, int shared_ok,
 	/* What is left to walk, in place: a link's target goes in front. */
 	char rest[2 * PATH_MAX + 2], done[PATH_MAX] = "";
 	struct stat sb;
-	int fd, links = 0, rc = 0;
+	int fd, links = 0, rc = 0, open_here = 0;
 
 	if (!dir || dir[0] != '/')
 		return nl_errf(why, len, -EINVAL, "%s is not an absolute path",
@@ -107,7 +107,12 @@ static int walk(const char *dir, int mode, uid_t owner, int shared_ok,
 				     strerror(errno));
 		if (rc == 0 && S_ISLNK(sb.st_mode)) {
 			/* Root's own link stands; anyone else's may point
-			 * anywhere. Its target is walked as the rest is. */
+			 * anywhere. Its target is walked as the rest is. In
+			 * a folder others may write (a sticky one), a link
+			 * of root's may be a user's hard link of one of
+			 * root's links elsewhere (fs.protected_hardlinks=0,
+			 * the kernel's default): nobody can tell who put
+			 * it there, so none is followed. */
 			char target[PATH_MAX];
 			ssize_t n = readlinkat(fd, comp, target,
 					       sizeof(target) - 1);
@@ -115,6 +120,12 @@ static int walk(const char *dir, int mode, uid_t owner, int shared_ok,
 				rc = nl_errf(why, len, -EPERM,
 					     "%s is a symbolic link of uid %u",
 					     done, (unsigned)sb.st_uid);
+			else if (open_here)
+				rc = nl_errf(
+					why, len, -EPERM,
+					"%s is a symbolic link in a folder "
+					"others may write",
+					done);
 			else if (n <= 0 || ++links > MAX_LINKS)
 				rc = nl_errf(why, len, -ELOOP,
 					     "%s: too many links", done);
@@ -136,6 +147,7 @@ static int walk(const char *dir, int mode, uid_t owner, int shared_ok,
 				fd = open("/",
 					  O_PATH | O_DIRECTORY | O_CLOEXEC);
 				done[0] = 0;
+				open_here = 0;
 			}
 			p = rest;
 			continue;
@@ -156,6 +168,7 @@ static int walk(const char *dir, int mode, uid_t owner, int shared_ok,
 			    now.st_ino != sb.st_ino || now.st_dev != sb.st_dev)
 				rc = nl_errf(why, len, -EAGAIN,
 					     "%s changed while checked", done);
+			open_here = rc == 0 && (now.st_mode & 022);
 			close(fd);
 			fd = next;
 			if (rc == 0 && shared)

@@ -98,6 +98,14 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	etc/numalot-textfile.sh "$T/steps.jsonl" "$T/sticky/numalot.prom"
 	check "textfile as root in a shared sticky folder: written as root" \
 		test "$(own "$T/sticky/numalot.prom")" = "root 644"
+	# A link of root's in the sticky folder, as any user's hard link of
+	# one of root's links would be (fs.protected_hardlinks=0): not
+	# followed.
+	mkdir -m 755 "$T/mine2" && ln -s "$T/mine2" "$T/sticky/rl"
+	etc/numalot-textfile.sh "$T/steps.jsonl" "$T/sticky/rl/numalot.prom" 2>"$T/err"
+	check "textfile as root through root's link in a sticky folder: refused" \
+		test $? -ne 0 -a -z "$(ls -A "$T/mine2")"
+	check "...naming it" grep -q "$T/sticky/rl is a link in a folder others may write" "$T/err"
 	for m in 777 775; do
 		mkdir "$T/open$m" && chmod $m "$T/open$m"
 		etc/numalot-textfile.sh "$T/steps.jsonl" "$T/open$m/numalot.prom" 2>"$T/err"

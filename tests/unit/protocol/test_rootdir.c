@@ -68,6 +68,30 @@ static void log_refuses_what_a_user_planted(void **state)
 	path(p, sizeof(p), "sticky/logs/numalotd.sock");
 	assert_int_equal(nl_owned_parent(p, 0755, 0, why, sizeof(why)), -EPERM);
 	assert_true(empty("rootonly"));
+	/* A link of root's in the shared folder: where the kernel lets
+	 * users hard-link files they do not own (fs.protected_hardlinks=0,
+	 * its default), any user can put one of root's links there (ln
+	 * /var/run /tmp/x). Made here by root, it looks just the same:
+	 * nothing is made or written through it. */
+	path(p, sizeof(p), "sticky/rootlink");
+	assert_int_equal(symlink(q, p), 0);
+	path(p, sizeof(p), "sticky/rootlink/agent.log");
+	assert_int_equal(nl_open_owned_log(p, 0640, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "a folder others may write"));
+	path(p, sizeof(p), "sticky/rootlink/made");
+	assert_int_equal(nl_owned_dir(p, 0750, 0, why, sizeof(why)), -EPERM);
+	assert_int_equal(nl_owned_or_shared_dir(p, 0, why, sizeof(why)),
+			 -EPERM);
+	assert_true(empty("rootonly"));
+	/* The same link in root's own folder still leads there. */
+	path(p, sizeof(p), "logdir0");
+	assert_int_equal(mkdir(p, 0755), 0);
+	path(p, sizeof(p), "logdir0/rootlink");
+	assert_int_equal(symlink(q, p), 0);
+	path(p, sizeof(p), "logdir0/rootlink/made");
+	assert_int_equal(nl_owned_dir(p, 0750, 0, why, sizeof(why)), 0);
+	assert_false(empty("rootonly"));
+	assert_int_equal(rmdir(p), 0);
 
 	/* Straight in the shared folder: a FIFO (which would hold root's
 	 * open), a user's file, anything: the folder is others' to write. */

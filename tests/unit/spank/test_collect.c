@@ -361,10 +361,23 @@ static void site_dir_refuses_what_a_user_planted(void **state)
 	assert_int_equal(nl_owned_dir(s.report_dir, 0750, 0, why, sizeof(why)),
 			 -EPERM);
 
-	/* Root's own link to root's folder stands. */
+	/* A link of root's in the shared folder is not followed: any
+	 * user may hard-link one of root's links there where the kernel
+	 * lets users hard-link what they do not own. */
 	assert_int_equal(rmdir(s.report_dir), 0);
 	snprintf(q, sizeof(q), "%s/site", d);
 	assert_int_equal(mkdir(q, 0750), 0);
+	assert_int_equal(symlink(q, s.report_dir), 0);
+	assert_int_equal(nl_collect(&s, "{}\n", r, &id, complain), 1);
+	assert_non_null(strstr(last, "in a folder others may write"));
+	snprintf(p, sizeof(p), "%s/site/numalot-9.0.nla.json", d);
+	assert_int_equal(access(p, F_OK), -1);
+
+	/* Root's own link, in root's folder, to root's folder stands. */
+	assert_int_equal(unlink(s.report_dir), 0);
+	snprintf(s.report_dir, sizeof(s.report_dir), "%s/links", d);
+	assert_int_equal(mkdir(s.report_dir, 0755), 0);
+	snprintf(s.report_dir, sizeof(s.report_dir), "%s/links/reports", d);
 	assert_int_equal(symlink(q, s.report_dir), 0);
 	complaints = 0;
 	assert_int_equal(nl_collect(&s, "{}\n", r, &id, complain), 0);
