@@ -120,14 +120,21 @@ int nl_balance_pushes_local(const struct step *st, int i, int d)
 {
 	const struct nl_view *v = st->v;
 	const struct nl_topology *topo = v->topo;
-	int D = topo->cpu_node[d], victims = 0, to[NL_MAX_NODES];
+	const struct nl_view_thread *T = &v->threads[i];
+	int D = topo->cpu_node[d], victims = 0, fits, to[NL_MAX_NODES];
 
 	if (topo->nnodes > NL_MAX_NODES || topo->cpu_node[st->cpu[i]] == D ||
 	    !tips_balance(st, i, d, to))
 		return 0;
-	/* All of i's process that wants D fits there: the trade gives
-	 * the process its data's node as a whole. */
-	if (process_fits(st, i, D))
+	/* All of i's process that wants D fits there: the trade gives the
+	 * process its data's node as a whole, and its own threads the
+	 * balancer pushes off D are gathered in turn. When its data cannot
+	 * come to it (its memory bound by its own policy, or its page
+	 * moves held), other processes' threads may be pushed for it too;
+	 * where its pages may follow its threads, they do, and no other
+	 * process's thread is pushed off its own data for it. */
+	fits = process_fits(st, i, D);
+	if (fits && (T->mem_bound || T->pages_held))
 		return 0;
 	for (int c = 0; c < topo->ncpus; c++) {
 		if (topo->cpu_node[c] != D)
@@ -140,10 +147,11 @@ int nl_balance_pushes_local(const struct step *st, int i, int d)
 			/* One the balancer may take at no loss: it takes
 			 * that one (the kernel's migrate_degrades_locality).
 			 * A local thread of i's own process counts as any
-			 * other's: pushing it off gives back what i gains. */
+			 * other's (pushing it off gives back what i gains)
+			 * unless the process fits on D (it is gathered). */
 			if (!local_there(st, u, D))
 				return 0;
-			victims++;
+			victims += !fits || U->pid != T->pid;
 		}
 	}
 	return victims > 0;

@@ -83,7 +83,7 @@ const struct nl_policy_param nl_policy_params_table[] = {
 	  "oversubscribed"),
 	D("harm_check_s", harm_check_s, 20, 0, 0, 86400, "s",
 	  "the do-no-harm check every this long (0 off)"),
-	I("balance_partner", balance_partner, 0, 0, 0, 1, "flag",
+	I("balance_partner", balance_partner, 1, 0, 0, 1, "flag",
 	  "1: no move to a free CPU that would make the kernel's balancer "
 	  "push a thread off its data's node (\"The balancer's partner\")"),
 	I("sibling_spread", sibling_spread, 1, 0, 0, 1, "flag",
