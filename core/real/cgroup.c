@@ -118,52 +118,80 @@ static int cpus_of(const char *fsroot, const char *const *roots,
 	return -1;
 }
 
+/* A path the kernel would print: absolute, no "." or ".." part. */
+static int plain_path(const char *cg)
+{
+	if (cg[0] != '/')
+		return 0;
+	for (const char *c = cg; (c = strchr(c, '/')); c++)
+		if ((c[1] == '.' && (!c[2] || c[2] == '/')) ||
+		    (c[1] == '.' && c[2] == '.' && (!c[3] || c[3] == '/')))
+			return 0;
+	return 1;
+}
+
 int nl_cgroup_cpuset_at(const char *fsroot, pid_t pid, hwloc_bitmap_t os,
 			char *where, size_t wherelen)
 {
 	static const char *const v1_files[] = {"cpuset.effective_cpus",
 					       "cpuset.cpus", NULL};
 	static const char *const v2_files[] = {"cpuset.cpus.effective", NULL};
-	char path[1100], *line = NULL, v2[2048] = "", from[2048];
+	char path[1100], *line = NULL, v1[2048] = "", v2[2048] = "", from[2048];
+	unsigned char seen[256] = {0};
 	size_t cap = 0;
 	FILE *f;
-	int rc = -ENOENT;
+	int n_v1 = 0, bad = 0;
 
 	snprintf(path, sizeof(path), "%s/proc/%d/cgroup", fsroot, (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
-	while (rc != 0 && getline(&line, &cap, f) > 0) {
+	/*
+	 * The whole file first: a cgroup's name may hold a newline (a user
+	 * names the cgroups delegated to them), which would print a second
+	 * line of the user's choosing. A hierarchy seen twice, cpuset in two
+	 * lines or a path the kernel would not print: no allocation is read
+	 * from it (docs/slurm.md, Security).
+	 */
+	while (getline(&line, &cap, f) > 0) {
 		/* id:controllers:path; v2's is "0::path". */
-		char *ctl = strchr(line, ':'), *cg;
-		if (!ctl || !(cg = strchr(ctl + 1, ':')) || cg[1] != '/')
+		char *ctl = strchr(line, ':'), *cg, *end;
+		long id;
+		if (!ctl || !(cg = strchr(ctl + 1, ':')))
 			continue;
 		*ctl++ = 0;
 		*cg++ = 0;
 		cg[strcspn(cg, "\n")] = 0;
-		if (!strcmp(line, "0") && !*ctl) {
+		id = strtol(line, &end, 10);
+		if (end == line || *end || id < 0 || id > 255 || seen[id]++ ||
+		    !plain_path(cg)) {
+			bad = 1;
+			continue;
+		}
+		if (id == 0 && !*ctl) {
 			snprintf(v2, sizeof(v2), "%s", cg);
 			continue;
 		}
 		/* v1: the line whose controllers include cpuset. */
 		for (char *tok = strtok(ctl, ","); tok; tok = strtok(NULL, ","))
-			if (!strcmp(tok, "cpuset") &&
-			    cpus_of(fsroot, v1_roots, cg, v1_files, os, from,
-				    sizeof(from)) == 0) {
-				snprintf(where, wherelen, "cgroup v1 cpuset %s",
-					 from);
-				rc = 0;
-			}
+			if (!strcmp(tok, "cpuset") && n_v1++ == 0)
+				snprintf(v1, sizeof(v1), "%s", cg);
 	}
 	free(line);
 	fclose(f);
-	if (rc != 0 && v2[0] &&
-	    cpus_of(fsroot, v2_roots, v2, v2_files, os, from, sizeof(from)) ==
-		    0) {
-		snprintf(where, wherelen, "cgroup v2 cpuset %s", from);
-		rc = 0;
+	if (bad || n_v1 > 1)
+		return -EINVAL;
+	if (v1[0] && cpus_of(fsroot, v1_roots, v1, v1_files, os, from,
+			     sizeof(from)) == 0) {
+		snprintf(where, wherelen, "cgroup v1 cpuset %s", from);
+		return 0;
 	}
-	return rc;
+	if (v2[0] && cpus_of(fsroot, v2_roots, v2, v2_files, os, from,
+			     sizeof(from)) == 0) {
+		snprintf(where, wherelen, "cgroup v2 cpuset %s", from);
+		return 0;
+	}
+	return -ENOENT;
 }
 
 int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where, size_t wherelen)

@@ -12,7 +12,9 @@
  * higher than a cgroup named job_N or step_N (docs/slurm.md); where says
  * which ("cgroup v1 cpuset /slurm/uid_0/job_3/step_0"). 0; -ENOENT when
  * there is none (any other cgroup, such as slurmd.service, system.slice
- * or the root, allocates nothing); -ESRCH when pid is gone.
+ * or the root, allocates nothing); -EINVAL when /proc/PID/cgroup holds
+ * a line the kernel would not print (a hierarchy twice, cpuset twice, a
+ * "." or ".." part: a cgroup name with a newline); -ESRCH when pid is gone.
  */
 int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where,
 		     size_t wherelen);

@@ -181,14 +181,17 @@ static int take_over(struct real *r, struct rproc *p)
 	if (hwloc_get_proc_cpubind(r->live, p->info.pid, p->orig_os,
 				   HWLOC_CPUBIND_PROCESS) < 0)
 		return -ESRCH;
-	if (nl_cgroup_cpuset(p->info.pid, p->alloc_os, p->info.limit,
-			     sizeof(p->info.limit)) < 0 ||
-	    !hwloc_bitmap_isincluded(p->orig_os, p->alloc_os)) {
+	int rc = nl_cgroup_cpuset(p->info.pid, p->alloc_os, p->info.limit,
+				  sizeof(p->info.limit));
+	if (rc < 0 || !hwloc_bitmap_isincluded(p->orig_os, p->alloc_os)) {
 		hwloc_bitmap_copy(p->alloc_os, p->orig_os);
 		p->limit_own = 1;
-		snprintf(p->info.limit, sizeof(p->info.limit),
-			 "its own CPU binding (no job's cgroup allocates its "
-			 "CPUs)");
+		snprintf(p->info.limit, sizeof(p->info.limit), "%s",
+			 rc == -EINVAL ? "its own CPU binding (its cgroup file "
+					 "names a cgroup twice: a name with a "
+					 "newline; no allocation read)"
+				       : "its own CPU binding (no job's cgroup "
+					 "allocates its CPUs)");
 	}
 	p->pending = 0;
 	p->info.pending = 0;

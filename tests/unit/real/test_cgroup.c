@@ -231,6 +231,38 @@ static void test_names(void **state)
 	}
 }
 
+/* A cgroup name with a newline (a user names the cgroups delegated to
+ * them) prints a line of the user's choosing: another job's allocation
+ * must not be read from it, nor from a path the kernel would not print. */
+static void refused(int pid, const char *cgroup)
+{
+	char cpus[64], where[256];
+	proc(pid, cgroup);
+	int rc = alloc_of(pid, cpus, sizeof(cpus), where, sizeof(where));
+	if (rc != -EINVAL)
+		fail_msg("%s: %d, \"%s\" (%s), not -EINVAL", cgroup, rc, where,
+			 cpus);
+}
+
+static void test_forged_lines(void **state)
+{
+	(void)state;
+	refused(301, "0::/user.slice/user-1000.slice/x\n"
+		     "0::/system.slice/slurmstepd.scope/job_12/step_0\n");
+	refused(302, "4:memory:/user/a\n3:cpuset:/user\n"
+		     "3:cpuset:/slurm/uid_0/job_3/step_0\n0::/\n");
+	refused(303, "2:name=x:/a\n5:cpuset:/slurm/uid_0/job_3/step_0\n"
+		     "3:cpuset:/user\n0::/\n");
+	refused(304, "0::/system.slice/slurmstepd.scope/job_13/step_1/../"
+		     "../job_12/step_0\n");
+	refused(305, "x:cpuset:/slurm/uid_0/job_3/step_0\n0::/\n");
+	/* One line a hierarchy, as the kernel prints them: read. */
+	alloc(306,
+	      "4:memory:/slurm/uid_0/job_3/step_0\n"
+	      "3:cpuset:/slurm/uid_0/job_3/step_0\n0::/user.slice\n",
+	      "2-3", "cgroup v1 cpuset /slurm/uid_0/job_3/step_0");
+}
+
 static void test_gone(void **state)
 {
 	(void)state;
@@ -249,6 +281,7 @@ int main(void)
 		cmocka_unit_test(test_v2_task_is),
 		cmocka_unit_test(test_root_is_not),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_forged_lines),
 		cmocka_unit_test(test_gone),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
