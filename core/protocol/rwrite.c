@@ -76,13 +76,29 @@ int nl_write_report_here(const char *path, const char *text, int mode,
 	struct stat sb;
 	int fd, err = 0;
 
-	/* What is there now: nothing, or the owner's own regular file. */
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 && errno != ENOENT)
-		return errno == ELOOP ? EEXIST : errno;
+	/* What is there now: nothing, or the owner's own regular file,
+	 * looked at before it is opened (a device or a FIFO of another's is
+	 * never opened), and the same file once open. */
+	if (lstat(path, &sb) < 0) {
+		if (errno != ENOENT)
+			return errno;
+		fd = -1;
+	} else if (!S_ISREG(sb.st_mode) || sb.st_uid != owner) {
+		return EEXIST; /* someone else's, or not a file */
+	} else {
+		dev_t dev = sb.st_dev;
+		ino_t ino = sb.st_ino;
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && errno != ENOENT)
+			return errno == ELOOP ? EEXIST : errno;
+		if (fd >= 0 && (fstat(fd, &sb) < 0 || sb.st_dev != dev ||
+				sb.st_ino != ino)) {
+			close(fd);
+			return EEXIST;
+		}
+	}
 	if (fd >= 0) {
-		if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-		    sb.st_uid != owner) {
+		if (!S_ISREG(sb.st_mode) || sb.st_uid != owner) {
 			close(fd);
 			return EEXIST; /* someone else's, or not a file */
 		}

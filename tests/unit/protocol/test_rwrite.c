@@ -117,6 +117,34 @@ static void links_and_others_files_are_refused(void **state)
 			 EEXIST);
 }
 
+/* A FIFO at the report's name is refused without being opened: a writer
+ * waiting on it is not let through (an open would wake it). */
+static void a_fifo_is_never_opened(void **state)
+{
+	char path[128];
+	int status;
+	(void)state;
+	snprintf(path, sizeof(path), "%s/f.json", dir);
+	assert_int_equal(mkfifo(path, 0666), 0);
+	pid_t w = fork();
+	assert_true(w >= 0);
+	if (w == 0) {
+		int fd = open(path, O_WRONLY); /* waits for a reader */
+		_exit(fd >= 0 ? 0 : 1);
+	}
+	usleep(100000); /* the writer on its way into open */
+	assert_int_equal(
+		nl_write_report_here(path, "{}", 0644, geteuid(), 0, 0, 0),
+		EEXIST);
+	usleep(200000);
+	assert_int_equal(waitpid(w, &status, WNOHANG), 0); /* still waiting */
+	int fd = open(path, O_RDONLY | O_NONBLOCK);	   /* let it go */
+	assert_int_equal(waitpid(w, &status, 0), w);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+}
+
 /* A site log: lines appended whole; never through a link or into
  * another's file; the folders leading to a report made, with a mode. */
 static void appends_and_folders(void **state)
@@ -473,6 +501,7 @@ int main(void)
 		cmocka_unit_test(full_disk_keeps_old_file),
 		cmocka_unit_test(data_is_not_replaced_by_a_stub),
 		cmocka_unit_test(links_and_others_files_are_refused),
+		cmocka_unit_test(a_fifo_is_never_opened),
 		cmocka_unit_test(appends_and_folders),
 		cmocka_unit_test(append_refuses_a_hard_link),
 		cmocka_unit_test(root_job_report_only_in_roots_folders),
