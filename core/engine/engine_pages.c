@@ -140,8 +140,7 @@ int nl_engine_pages_step(struct nl_engine *e, struct edomain *d, double now,
 				     .nprocs = (size_t)np,
 				     .read = read_pages,
 				     .ctx = e->m};
-	if (!nl_pages_wanted(&dm))
-		return 0;
+	dm.oversub = !nl_pages_wanted(&dm);
 	for (size_t k = 0; k < dm.nprocs && rc == 0; k++) {
 		size_t next = e->plan.n;
 		rc = nl_pages_plan(&dm, k, &e->plan);

@@ -385,6 +385,17 @@ static int start_moves(struct nl_page_state *pg, const struct shape *sh,
 	return next_move(pg, pid, topo, plan);
 }
 
+/* Its threads over several nodes and its pages on clearly fewer. */
+static int spreads(const struct shape *sh, int n)
+{
+	double most = 0;
+	for (int j = 0; j < n; j++)
+		most = fmax(most, sh->threads[j]);
+	return most < SPAN_SHARE * sh->nthreads &&
+	       spread_of(sh->threads, n) >
+		       spread_of(sh->pages, n) + SPREAD_SLACK;
+}
+
 int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 		  struct nl_plan *plan)
 {
@@ -403,6 +414,10 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 		pg->loc_known = 1;
 	}
 	pg->loc_after = locality(&sh, n);
+	if (dm->oversub && !spreads(&sh, n)) {
+		pg->last_s = now;
+		return 0;
+	}
 	elapsed = pg->last_s > 0 ? now - pg->last_s : pp->period_s;
 	pg->last_s = now;
 	/* Its threads' share of the period spent waiting for the copies

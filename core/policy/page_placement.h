@@ -81,6 +81,8 @@ struct nl_pages_domain {
 	size_t nprocs;
 	nl_pages_read_fn read;
 	void *ctx;
+	/* More busy threads than CPUs (nl_pages_wanted is 0): only spreads */
+	int oversub;
 };
 
 /* 0 when page placement has nothing to do this step (more busy threads
