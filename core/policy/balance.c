@@ -76,9 +76,7 @@ static int pushable(const struct step *st, int u, int i, int d, const int *to)
 /* Would u, on node D, lose its data if the balancer pushed it away? */
 static int local_there(const struct step *st, int u, int D)
 {
-	const struct nl_view *v = st->v;
-	const struct nl_view_thread *U = &v->threads[u];
-	int n = 0, on_d = 0;
+	const struct nl_view_thread *U = &st->v->threads[u];
 
 	if (nl_step_compute_bound(st, u))
 		return 0;
@@ -88,32 +86,33 @@ static int local_there(const struct step *st, int u, int D)
 	if (!U->process_share)
 		return U->preferred_node == D ||
 		       U->here_share >= st->p->data_share;
-	/* Its process's pages only: D holds at least half what its threads
-	 * there would have touched themselves (step.c, the same reading). */
-	for (int j = 0; j < v->nthreads; j++) {
-		if (v->threads[j].pid != U->pid || st->cpu[j] < 0 ||
-		    nl_step_idle(st, j))
-			continue;
-		n++;
-		on_d += v->topo->cpu_node[st->cpu[j]] == D;
-	}
-	return n > 0 && U->here_share >= 0.5 * on_d / n;
+	/* Its process's pages only (step.c, the same reading). */
+	return nl_step_pages_local(st, u, D);
 }
 
-/* Do the busy threads of i's process that want node D (their data's
- * node) all fit on the CPUs of D that i may use? */
-static int process_fits(const struct step *st, int i, int D)
+/*
+ * The busy threads of i's process that want node D (their data's node)
+ * against the CPUs of D that i may use: *fits when they all fit; the
+ * return is 1 when fewer of them are on D now than D can hold of them
+ * (its own threads the balancer pushes off D are then gathered in turn,
+ * each pinned where it goes, until D holds as many as it can).
+ */
+static int process_gathers(const struct step *st, int i, int D, int *fits)
 {
 	const struct nl_view *v = st->v;
 	const struct nl_view_thread *T = &v->threads[i];
-	int want = 0, cpus = 0;
+	int want = 0, cpus = 0, on_d = 0;
 
 	for (int c = 0; c < v->topo->ncpus; c++)
 		cpus += v->topo->cpu_node[c] == D && nl_step_allows(T, c);
-	for (int j = 0; j < v->nthreads; j++)
-		want += v->threads[j].pid == T->pid && !nl_step_idle(st, j) &&
-			v->threads[j].preferred_node == D;
-	return want <= cpus;
+	for (int j = 0; j < v->nthreads; j++) {
+		if (v->threads[j].pid != T->pid || nl_step_idle(st, j))
+			continue;
+		want += v->threads[j].preferred_node == D;
+		on_d += st->cpu[j] >= 0 && v->topo->cpu_node[st->cpu[j]] == D;
+	}
+	*fits = want <= cpus;
+	return on_d < (want < cpus ? want : cpus);
 }
 
 int nl_balance_pushes_local(const struct step *st, int i, int d)
@@ -121,7 +120,8 @@ int nl_balance_pushes_local(const struct step *st, int i, int d)
 	const struct nl_view *v = st->v;
 	const struct nl_topology *topo = v->topo;
 	const struct nl_view_thread *T = &v->threads[i];
-	int D = topo->cpu_node[d], victims = 0, fits, to[NL_MAX_NODES];
+	int D = topo->cpu_node[d], victims = 0, fits, gathers, held,
+	    to[NL_MAX_NODES];
 
 	if (topo->nnodes > NL_MAX_NODES || topo->cpu_node[st->cpu[i]] == D ||
 	    !tips_balance(st, i, d, to))
@@ -130,11 +130,13 @@ int nl_balance_pushes_local(const struct step *st, int i, int d)
 	 * process its data's node as a whole, and its own threads the
 	 * balancer pushes off D are gathered in turn. When its data cannot
 	 * come to it (its memory bound by its own policy, or its page
-	 * moves held), other processes' threads may be pushed for it too;
-	 * where its pages may follow its threads, they do, and no other
-	 * process's thread is pushed off its own data for it. */
-	fits = process_fits(st, i, D);
-	if (fits && (T->mem_bound || T->pages_held))
+	 * moves held), other processes' threads may be pushed for it too
+	 * when it fits, and its own when D can hold more of it than it
+	 * does; where its pages may follow its threads, they do, and no
+	 * other process's thread is pushed off its own data for it. */
+	gathers = process_gathers(st, i, D, &fits);
+	held = T->mem_bound || T->pages_held;
+	if (fits && held)
 		return 0;
 	for (int c = 0; c < topo->ncpus; c++) {
 		if (topo->cpu_node[c] != D)
@@ -148,10 +150,13 @@ int nl_balance_pushes_local(const struct step *st, int i, int d)
 			 * that one (the kernel's migrate_degrades_locality).
 			 * A local thread of i's own process counts as any
 			 * other's (pushing it off gives back what i gains)
-			 * unless the process fits on D (it is gathered). */
+			 * unless it is gathered in turn: all of the process
+			 * fits on D, or its data cannot come and D can hold
+			 * more of it than it does. */
 			if (!local_there(st, u, D))
 				return 0;
-			victims += !fits || U->pid != T->pid;
+			victims += U->pid != T->pid ||
+				   !(fits || (gathers && held));
 		}
 	}
 	return victims > 0;

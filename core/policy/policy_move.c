@@ -159,9 +159,13 @@ static int swap_ok(const struct step *st, int i, int u, int s, int d)
 	    (!U->process_share || nl_step_pages_say_away(st, u, S)))
 		return 1;
 	/* Another process's (a sibling's intensity differs by its phase,
-	 * not by its needs). */
+	 * not by its needs); not one known by its process's pages whose
+	 * own data may well be where it is: those shares say where the
+	 * process's data is, not its (a first-touch thread was sent off its
+	 * own pages). */
 	if (T->has_oi && U->has_oi && U->oi >= 2 * T->oi && U->pid != T->pid &&
 	    T->oi >= st->p->page_bw_oi &&
+	    !(U->process_share && nl_step_pages_local(st, u, D)) &&
 	    (U->preferred_node < 0 || !partner_pays(st->v->topo, U, D, S)))
 		return 1;
 	if (U->preferred_node >= 0) {

@@ -49,6 +49,12 @@ int nl_step_data_node(const struct step *st, int i);
  * share (docs/algorithms.md, "What a node can measure").
  */
 int nl_step_pages_say_away(const struct step *st, int i, int P);
+/*
+ * Thread u's shares are its process's pages, u on node D: does D hold at
+ * least half the pages its process's busy threads there would have
+ * touched themselves (first touch: u's own data may well be there)?
+ */
+int nl_step_pages_local(const struct step *st, int u, int D);
 /* What IMAR2 judges a move of thread i by: its relative perf, or its perf
  * when it is alone in its process. */
 double nl_step_judge_metric(const struct step *st, int i);

@@ -147,6 +147,22 @@ int nl_step_pages_say_away(const struct step *st, int i, int P)
 	       t->here_share < 0.5 * on_here / n;
 }
 
+int nl_step_pages_local(const struct step *st, int u, int D)
+{
+	const struct nl_view *v = st->v;
+	const struct nl_view_thread *U = &v->threads[u];
+	int n = 0, on_d = 0;
+
+	for (int j = 0; j < v->nthreads; j++) {
+		if (v->threads[j].pid != U->pid || st->cpu[j] < 0 ||
+		    nl_step_idle(st, j))
+			continue;
+		n++;
+		on_d += v->topo->cpu_node[st->cpu[j]] == D;
+	}
+	return n > 0 && U->here_share >= 0.5 * on_d / n;
+}
+
 /*
  * What a move is judged on: the thread's throughput (ops/s, or its CPU
  * share without op counts) over its process's mean, so that a phase of the

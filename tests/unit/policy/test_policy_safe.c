@@ -237,6 +237,53 @@ static void partner_of_another_job_keeps_its_distance(void **state)
 	vu_free(&u);
 }
 
+/*
+ * Another job's thread known by its process's pages only, on a node that
+ * holds its threads' share of them (first touch: its own data may well be
+ * where it runs), is not swapped away for a thread that needs its memory
+ * more, whatever the process's shares say of the distance: those say
+ * where the process's data is, not its (a first-touch thread sent off
+ * its own pages, -4%). With few of the pages where it runs, it is.
+ */
+static void first_touch_partner_stays(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	struct nl_policy_state s;
+	static const unsigned dist[] = {10, 16, 35, 35, 16, 10, 35, 35,
+					35, 35, 10, 16, 35, 35, 16, 10};
+
+	vu_init(&u, "numa:4 core:1 pu:1");
+	assert_int_equal(nl_topology_set_distances(u.topo, dist), 0);
+	struct nl_view_thread *h = add(&u, 1, 2, 0, 3, 0.5);
+	h->process_share = 1;
+	h->here_share = 0.3;
+	struct nl_view_thread *o = add(&u, 2, 2, 3, 3, 0.5);
+	o->process_share = 1;
+	add(&u, 3, 3, 1, 1, 0.9); /* at home on node 1 */
+	struct nl_view_thread *t = add(&u, 4, 1, 2, 0, 0.9);
+	t->has_oi = h->has_oi = o->has_oi = 1;
+	t->oi = 1;
+	h->oi = o->oi = 5;
+	P.tickets.stay = 0;
+	nl_plan_init(&plan);
+	nl_policy_state_init(&s);
+	assert_int_equal(step(NL_POLICY_IMAR2, vu_view(&u, 1), &s, &plan, 1),
+			 0);
+	assert_int_equal(count_kind(&plan, NL_ACT_SWAP), 0);
+	h->here_share = 0.05;
+	nl_policy_state_free(&s);
+	nl_policy_state_init(&s);
+	assert_int_equal(step(NL_POLICY_IMAR2, vu_view(&u, 2), &s, &plan, 1),
+			 0);
+	assert_int_equal(count_kind(&plan, NL_ACT_SWAP), 1);
+	setup(NULL);
+	nl_policy_state_free(&s);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
 /* A swap is judged on both threads' own throughput relative to their
  * process's and undone as a pair; a fall of the whole domain (a phase)
  * undoes nothing. */
@@ -661,6 +708,7 @@ int main(void)
 		cmocka_unit_test_setup(swaps_never_evict, setup),
 		cmocka_unit_test_setup(
 			partner_of_another_job_keeps_its_distance, setup),
+		cmocka_unit_test_setup(first_touch_partner_stays, setup),
 		cmocka_unit_test_setup(rollback_per_thread_and_pairs, setup),
 		cmocka_unit_test_setup(oversubscribed_hands_back, setup),
 		cmocka_unit_test_setup(process_pages_call_carefully, setup),
