@@ -147,11 +147,11 @@ int nl_cgroup_cpuset_at(const char *fsroot, pid_t pid, hwloc_bitmap_t os,
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
 	/*
-	 * The whole file first: a cgroup's name may hold a newline (a user
-	 * names the cgroups delegated to them), which would print a second
-	 * line of the user's choosing. A hierarchy seen twice, cpuset in two
-	 * lines or a path the kernel would not print: no allocation is read
-	 * from it (docs/slurm.md, Security).
+	 * The whole file first: one that does not read as the kernel prints
+	 * it (a hierarchy seen twice, cpuset in two lines, a "." or ".."
+	 * part) gives no allocation. The kernel refuses a newline in a
+	 * cgroup's name (which would print a line of a user's choosing);
+	 * this does not rely on that (docs/slurm.md).
 	 */
 	while (getline(&line, &cap, f) > 0) {
 		/* id:controllers:path; v2's is "0::path". */

@@ -14,7 +14,7 @@
  * there is none (any other cgroup, such as slurmd.service, system.slice
  * or the root, allocates nothing); -EINVAL when /proc/PID/cgroup holds
  * a line the kernel would not print (a hierarchy twice, cpuset twice, a
- * "." or ".." part: a cgroup name with a newline); -ESRCH when pid is gone.
+ * "." or ".." part); -ESRCH when pid is gone.
  */
 int nl_cgroup_cpuset(pid_t pid, hwloc_bitmap_t os, char *where,
 		     size_t wherelen);

@@ -188,8 +188,8 @@ static int take_over(struct real *r, struct rproc *p)
 		p->limit_own = 1;
 		snprintf(p->info.limit, sizeof(p->info.limit), "%s",
 			 rc == -EINVAL ? "its own CPU binding (its cgroup file "
-					 "names a cgroup twice: a name with a "
-					 "newline; no allocation read)"
+					 "does not read as the kernel prints "
+					 "it; no allocation read)"
 				       : "its own CPU binding (no job's cgroup "
 					 "allocates its CPUs)");
 	}

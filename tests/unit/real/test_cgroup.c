@@ -231,9 +231,10 @@ static void test_names(void **state)
 	}
 }
 
-/* A cgroup name with a newline (a user names the cgroups delegated to
- * them) prints a line of the user's choosing: another job's allocation
- * must not be read from it, nor from a path the kernel would not print. */
+/* A cgroup file that does not read as the kernel prints it (a name with
+ * a newline would print a line of a user's choosing; the kernel refuses
+ * such names): another job's allocation is not read from it, nor
+ * from a path the kernel would not print. */
 static void refused(int pid, const char *cgroup)
 {
 	char cpus[64], where[256];
