@@ -21,33 +21,48 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* A report of job.step that holds data (threads): one to keep. */
-static int has_data(int fd, uint32_t job, uint32_t step)
+/* The JSON text fd holds (at most 64 MiB), or NULL. */
+static struct json_object *read_json(int fd)
 {
 	struct stat sb;
+	struct json_object *o = NULL;
 	char *buf;
 	ssize_t n;
-	int keep = 0;
-	struct json_object *o, *sl, *v;
 
 	if (fstat(fd, &sb) < 0 || sb.st_size <= 0 ||
 	    sb.st_size > 64 * 1024 * 1024 ||
 	    !(buf = malloc((size_t)sb.st_size + 1)))
-		return 0;
+		return NULL;
 	n = pread(fd, buf, (size_t)sb.st_size, 0);
 	if (n > 0) {
 		buf[n] = 0;
 		o = json_tokener_parse(buf);
-		keep = o && json_object_object_get_ex(o, "threads", &v) &&
-		       json_object_object_get_ex(o, "slurm", &sl) &&
-		       json_object_object_get_ex(sl, "job", &v) &&
-		       (uint32_t)json_object_get_int64(v) == job &&
-		       json_object_object_get_ex(sl, "step", &v) &&
-		       (uint32_t)json_object_get_int64(v) == step;
-		json_object_put(o);
 	}
 	free(buf);
+	return o;
+}
+
+/* A report of job.step that holds data (threads): one to keep. */
+static int has_data(int fd, uint32_t job, uint32_t step)
+{
+	struct json_object *o = read_json(fd), *sl, *v;
+	int keep = o && json_object_object_get_ex(o, "threads", &v) &&
+		   json_object_object_get_ex(o, "slurm", &sl) &&
+		   json_object_object_get_ex(sl, "job", &v) &&
+		   (uint32_t)json_object_get_int64(v) == job &&
+		   json_object_object_get_ex(sl, "step", &v) &&
+		   (uint32_t)json_object_get_int64(v) == step;
+	json_object_put(o);
 	return keep;
+}
+
+int nl_file_is_report(int fd)
+{
+	struct json_object *o = read_json(fd), *v;
+	int yes = o && json_object_is_type(o, json_type_object) &&
+		  json_object_object_get_ex(o, "numalot", &v);
+	json_object_put(o);
+	return yes;
 }
 
 /* Write all of text; 0 or the errno of the failure (EIO: nothing
@@ -101,6 +116,14 @@ int nl_write_report_here(const char *path, const char *text, int mode,
 		if (!S_ISREG(sb.st_mode) || sb.st_uid != owner) {
 			close(fd);
 			return EEXIST; /* someone else's, or not a file */
+		}
+		/* Root's file: replaced only when it is a numalot report. A
+		 * path root takes from a job's option can come from a
+		 * user's environment root ran srun in (sudo -E): never
+		 * /etc/passwd (docs/slurm.md, "Security"). */
+		if (owner == 0 && !nl_file_is_report(fd)) {
+			close(fd);
+			return EEXIST;
 		}
 		if (keep_data && !strstr(text, "\"threads\"") &&
 		    has_data(fd, job, step)) {

@@ -38,11 +38,17 @@ struct nl_write_as {
  * capability, not dumpable, none of the caller's descriptors); bytes of
  * text that are not UTF-8 are written as '?'. Returns 0,
  * EALREADY (a report with data was kept), or an errno: EEXIST (a file that is
- * not the user's regular file), ETIMEDOUT, ENOSPC... The errno of a failure is
+ * not the user's regular file; for root, one that is not a numalot report),
+ * ETIMEDOUT, ENOSPC... The errno of a failure is
  * that of the step that failed; the old file is left as it was.
  */
 int nl_write_report_as(const char *path, const char *text,
 		       const struct nl_write_as *o);
+
+/* Whether the file open at fd is a numalot report (a JSON object naming
+ * numalot's version): the only file of root's a report of root's may
+ * replace (docs/slurm.md, "Security"). */
+int nl_file_is_report(int fd);
 
 /* Create the folders leading to path that are missing, with mode (as
  * whoever runs it). 0 or an errno (ENOTDIR: one is not a folder). */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rootdir.h"
+#include "rwrite.h"
 #include "util.h"
 
 /* The first part of path that is there and is not a folder. */
@@ -108,6 +109,17 @@ static int roots_folder(const char *dir, char *why, size_t len)
 		       what);
 }
 
+/* path, a regular file, opened without following a link or waiting on
+ * it, holds a numalot report. */
+static int root_report(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int yes = fd >= 0 && nl_file_is_report(fd);
+	if (fd >= 0)
+		close(fd);
+	return yes;
+}
+
 int nl_writable(const char *path, int flags, char *why, size_t len)
 {
 	char dir[PATH_MAX];
@@ -130,6 +142,13 @@ int nl_writable(const char *path, int flags, char *why, size_t len)
 		if (own && (!S_ISREG(sb.st_mode) || sb.st_uid != geteuid()))
 			return nl_errf(why, len, -EEXIST,
 				       "a file there is not yours");
+		/* Root's job: what it would replace must be a report (the
+		 * writer's rule, rwrite.h), whoever's environment named it. */
+		if (own && geteuid() == 0 && !root_report(path))
+			return nl_errf(why, len, -EEXIST,
+				       "a file of root's there is not a "
+				       "numalot report (a job of root's "
+				       "replaces only a report)");
 		if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) < 0)
 			return from_errno(errno, path, why, len);
 		if (!own)

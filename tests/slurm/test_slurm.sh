@@ -295,6 +295,17 @@ check "(x7) ...nothing in root's folder" test -z "$(ls "$T/rootonly")"
 check "(x7) ...and srun says why" \
 	grep -q "cannot write report $T/sticky/x7/r.json: $T/sticky/x7 is a symbolic link of uid $(id -u nobody) (a job of root's" x7.out
 
+# (x8) A job of root's whose --numalot-report names a file of root's that
+# is not a report (the path may come from a user's environment root ran
+# srun in: sudo -E): the program does not run, the file stays as it was.
+printf 'root:x:0:0::/root:/bin/sh\n' >"$T/rootonly/passwd"
+srun -Q --numalot=monitor -n1 --numalot-report="$T/rootonly/passwd" touch "$T/x8.ran" >x8.out 2>&1
+check "(x8) root's job, its report over a file of root's: refused before the program" \
+	test $? -ne 0 -a ! -e "$T/x8.ran"
+check "(x8) ...the file unchanged" grep -qx 'root:x:0:0::/root:/bin/sh' "$T/rootonly/passwd"
+check "(x8) ...and srun says why" grep -q "is not a numalot report" x8.out
+rm -f "$T/rootonly/passwd"
+
 # (x6) agent= a program a user could replace (their file, or root's in
 # their folder): root never runs it; the step runs without numalot and
 # says why (docs/slurm.md, "Security").

@@ -54,9 +54,10 @@ static void full_disk_keeps_old_file(void **state)
 	char path[128];
 	(void)state;
 	snprintf(path, sizeof(path), "%s/r.json", dir);
-	assert_int_equal(nl_write_report_here(path, "{\"old\": 1}\n", 0644,
-					      geteuid(), 0, 0, 0),
-			 0);
+	assert_int_equal(
+		nl_write_report_here(path, "{\"numalot\": \"0\", \"old\": 1}\n",
+				     0644, geteuid(), 0, 0, 0),
+		0);
 	char *big = malloc(20000);
 	memset(big, 'x', 19999);
 	big[19999] = 0;
@@ -74,7 +75,7 @@ static void full_disk_keeps_old_file(void **state)
 	waitpid(pid, &st, 0);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	char *now = slurp(path);
-	assert_string_equal(now, "{\"old\": 1}\n");
+	assert_string_equal(now, "{\"numalot\": \"0\", \"old\": 1}\n");
 	assert_true(files_in_dir()); /* no temporary file left */
 	free(now);
 	free(big);
@@ -85,8 +86,8 @@ static void data_is_not_replaced_by_a_stub(void **state)
 	char path[128];
 	(void)state;
 	snprintf(path, sizeof(path), "%s/r.json", dir);
-	const char *full = "{\"threads\": [], \"slurm\": {\"job\": 7, "
-			   "\"step\": 0}}";
+	const char *full = "{\"numalot\": \"0\", \"threads\": [], "
+			   "\"slurm\": {\"job\": 7, \"step\": 0}}";
 	assert_int_equal(
 		nl_write_report_here(path, full, 0644, geteuid(), 1, 7, 0), 0);
 	assert_int_equal(nl_write_report_here(path, "{\"error\": \"lost\"}",
@@ -99,6 +100,52 @@ static void data_is_not_replaced_by_a_stub(void **state)
 	assert_int_equal(nl_write_report_here(path, "{\"error\": \"lost\"}",
 					      0644, geteuid(), 1, 7, 1),
 			 0);
+}
+
+/* A report root writes (a job of root's, whose --numalot-report may come
+ * from a user's environment root ran srun in) replaces a file of root's
+ * only when that file is a numalot report: never /etc/passwd. A user's own
+ * file is the user's to replace (the writer runs as the user). */
+static void root_replaces_only_a_report(void **state)
+{
+	char path[128];
+	const char *passwd = "root:x:0:0:root:/root:/bin/bash\n";
+	const char *report = "{\"numalot\": \"0\", \"error\": \"lost\"}";
+	int fd;
+	(void)state;
+	snprintf(path, sizeof(path), "%s/passwd", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, passwd, strlen(passwd)),
+			 (ssize_t)strlen(passwd));
+	close(fd);
+	struct stat sb;
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(
+		nl_write_report_here(path, report, 0644, sb.st_uid, 0, 0, 0),
+		sb.st_uid == 0 ? EEXIST : 0);
+	char *now = slurp(path);
+	if (sb.st_uid == 0) {
+		assert_string_equal(now, passwd);
+		/* Empty is not a report either. */
+		assert_int_equal(truncate(path, 0), 0);
+		assert_int_equal(
+			nl_write_report_here(path, report, 0644, 0, 0, 0, 0),
+			EEXIST);
+		/* A report: replaced. */
+		assert_int_equal(unlink(path), 0);
+		assert_int_equal(
+			nl_write_report_here(path, report, 0644, 0, 0, 0, 0),
+			0);
+		assert_int_equal(nl_write_report_here(path, "{\"numalot\": 1}",
+						      0644, 0, 0, 0, 0),
+				 0);
+		free(now);
+		now = slurp(path);
+		assert_string_equal(now, "{\"numalot\": 1}");
+	}
+	free(now);
+	unlink(path);
 }
 
 static void links_and_others_files_are_refused(void **state)
@@ -500,6 +547,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(full_disk_keeps_old_file),
 		cmocka_unit_test(data_is_not_replaced_by_a_stub),
+		cmocka_unit_test(root_replaces_only_a_report),
 		cmocka_unit_test(links_and_others_files_are_refused),
 		cmocka_unit_test(a_fifo_is_never_opened),
 		cmocka_unit_test(appends_and_folders),

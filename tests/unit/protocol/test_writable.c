@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,11 @@ static void links_and_owners(void **state)
 	(void)state;
 	at(path, sizeof(path), "mine.json");
 	touch(path, 0644);
+	/* A report (root replaces no other file of its own: roots_job). */
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("{\"numalot\": \"0\"}", fp);
+	fclose(fp);
 	assert_int_equal(
 		nl_writable(path, NL_WRITABLE_OWN_FILE, why, sizeof(why)), 0);
 	at(link, sizeof(link), "link.json");
@@ -212,6 +218,20 @@ static void roots_job(void **state)
 	assert_int_equal(
 		nl_writable("numalot-8/0.n1.json", f, why, sizeof(why)), 0);
 	assert_int_equal(chdir("/"), 0);
+	/* A file of root's there: replaced only when it is a report (its
+	 * path may come from a user's environment root ran srun in). */
+	at(path, sizeof(path), "rj-sticky/passwd");
+	touch(path, 0644);
+	assert_int_equal(nl_writable(path, f, why, sizeof(why)), -EEXIST);
+	assert_non_null(strstr(why, "is not a numalot report"));
+	at(path, sizeof(path), "rj-sticky/old.json");
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	const char *report = "{\"numalot\": \"0\"}";
+	assert_int_equal(write(fd, report, strlen(report)),
+			 (ssize_t)strlen(report));
+	close(fd);
+	assert_int_equal(nl_writable(path, f, why, sizeof(why)), 0);
 }
 
 static int make_dir(void **state)
