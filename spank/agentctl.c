@@ -98,6 +98,11 @@ static int spawn_agent(const struct nl_site *s)
 	setsid();
 	if (fork() != 0)
 		_exit(0);
+	/* Nothing of slurmstepd's place: not the job's working folder (kept
+	 * busy, or a user's), nor its umask (docs/slurm.md, "Security"). */
+	umask(022);
+	if (chdir("/") < 0)
+		_exit(127);
 	/* No inherited descriptors (srun must not wait for the agent) but
 	 * the ready pipe, which becomes 3, and the log, which becomes 2. */
 	if (dup2(pfd[1], 100) < 0 || (log >= 0 && dup2(log, 101) < 0))
@@ -157,7 +162,12 @@ static int spawn_agent(const struct nl_site *s)
 	if (log < 0)
 		argv[n++] = "--syslog";
 	argv[n] = NULL;
-	execv(s->agent, argv);
+	/* Nor its environment: a daemon of its own, whatever the step's
+	 * process held (LD_PRELOAD, LISTEN_FDS, HWLOC_*...). */
+	char *envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:"
+			"/usr/bin:/sbin:/bin",
+			NULL};
+	execve(s->agent, argv, envp);
 	dprintf(3, "cannot run %s: %s", s->agent, strerror(errno));
 	_exit(127);
 }

@@ -1,11 +1,13 @@
 /* numalot eval: the table, the JSON written as the runs go (and read back
  * by --resume), from the runs of the plan (eval.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -320,11 +322,34 @@ static struct json_object *get(struct json_object *o, const char *k)
 
 int nl_eval_load(const char *path, struct eval_plan *p, char *err, size_t len)
 {
-	struct json_object *o = json_object_from_file(path), *a, *v;
+	struct json_object *o, *a, *v;
 	struct eval_conf *c = &p->c;
 	const char *s;
 	int rc = -1;
+	struct stat sb;
 
+	/* Its commands run as whoever resumes it (root, mostly): only a
+	 * plan of their own that nobody else may change (docs/evaluation.md,
+	 * "On your own nodes"). Checked on the file it reads. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return nl_errf(err, len, -1, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return nl_errf(err, len, -1, "%s: not a regular file", path);
+	}
+	if (sb.st_uid != geteuid() || (sb.st_mode & 022)) {
+		close(fd);
+		return nl_errf(err, len, -1,
+			       "%s: uid %u's, mode %04o: a plan's commands run "
+			       "as you (uid %u), so it must be your own file "
+			       "that nobody else may write",
+			       path, (unsigned)sb.st_uid,
+			       (unsigned)(sb.st_mode & 07777),
+			       (unsigned)geteuid());
+	}
+	o = json_object_from_fd(fd);
+	close(fd);
 	if (!o)
 		return nl_errf(err, len, -1, "%s: not a JSON file (%s)", path,
 			       json_util_get_last_err());

@@ -170,17 +170,48 @@ void nl_eval_balancing_restore(void)
 static int numad_running;
 static long numad_log_from; /* its log's size when it started */
 
+/* Run numad with args split at blanks, as its own program (no shell: a
+ * plan's numad_args are words, never a command line); its exit status
+ * as system() gives it, or -1. */
+static int run_numad(const char *args, int quiet)
+{
+	char buf[1024], *argv[34] = {"numad"};
+	int n = 1, st;
+	snprintf(buf, sizeof(buf), "%s", args ? args : "");
+	for (char *save = NULL, *w = strtok_r(buf, " \t\n", &save); w && n < 33;
+	     w = strtok_r(NULL, " \t\n", &save))
+		argv[n++] = w;
+	argv[n] = NULL;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (quiet) {
+			int null = open("/dev/null", O_WRONLY);
+			if (null >= 0) {
+				dup2(null, 1);
+				dup2(null, 2);
+			}
+		}
+		execvp("numad", argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return st;
+}
+
 int nl_eval_numad_start(const struct eval_conf *c, char *err, size_t len)
 {
-	char cmd[1024];
 	struct stat st;
 	numad_log_from = stat(NUMAD_LOG, &st) == 0 ? (long)st.st_size : 0;
 	/* numad daemonises itself and is stopped by `numad -i 0`. */
-	snprintf(cmd, sizeof(cmd), "numad %s", c->numad_args);
-	int rc = system(cmd);
+	int rc = run_numad(c->numad_args, 0);
 	if (rc != 0) {
-		snprintf(err, len, "\"%s\" failed (status %d)", cmd,
-			 WIFEXITED(rc) ? WEXITSTATUS(rc) : rc);
+		snprintf(err, len, "\"numad %s\" failed (status %d)",
+			 c->numad_args,
+			 rc > 0 && WIFEXITED(rc) ? WEXITSTATUS(rc) : rc);
 		return -1;
 	}
 	numad_running = 1;
@@ -191,7 +222,7 @@ void nl_eval_numad_stop(void)
 {
 	if (!numad_running)
 		return;
-	if (system("numad -i 0 >/dev/null 2>&1") != 0)
+	if (run_numad("-i 0", 1) != 0)
 		nl_cli_error(EVAL_CMD, "warning: \"numad -i 0\" failed: numad "
 				       "may still run");
 	numad_running = 0;

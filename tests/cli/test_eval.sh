@@ -125,7 +125,22 @@ expect_usage_error "at most 4 commands" "at most 4 commands at once" eval -- a -
 expect_usage_error "a command without --" 'commands come after "--"' eval true
 expect_usage_error "--srun outside Slurm" "not inside a Slurm allocation" eval --srun --workload="$W"
 echo '{"x": 1}' >"$T/x.json"
+chmod 644 "$T/x.json"
 expect_usage_error "--resume of another JSON refused" "not written by numalot eval" eval --resume="$T/x.json"
+# A plan's commands run as whoever resumes it: one that another user wrote
+# or may change is refused before anything runs (root would have run a
+# user's command: docs/evaluation.md, "On your own nodes").
+python3 -c "
+import json; r = json.load(open('$T/i.json')); r['complete'] = False
+r['commands'] = [{'name': 'x', 'argv': ['touch', '$T/ran']}]
+json.dump(r, open('$T/u.json', 'w'))"
+chmod 666 "$T/u.json"
+expect_usage_error "--resume of a plan others may write refused" "must be your own file that nobody else may write" eval --resume="$T/u.json"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	chmod 644 "$T/u.json" && chown nobody "$T/u.json"
+	expect_usage_error "--resume of another user's plan refused" "uid $(id -u nobody)'s, mode 0644" eval --resume="$T/u.json"
+fi
+check "...and nothing of it ran" test ! -e "$T/ran"
 "$N" eval --help >"$T/help"
 check "--help names every option" grep -q -- "--resume=FILE" "$T/help"
 exit $((fails > 0))

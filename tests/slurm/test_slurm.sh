@@ -53,6 +53,13 @@ if [ -n "$ra" ]; then
 		grep -q '"placement_limit": "its own CPU binding' "$ra"
 fi
 rm -rf numalot-*/
+# The agent the plugin started keeps nothing of slurmstepd's place: its
+# folder is /, its umask 022, its environment PATH alone.
+ap=$(agent_pid)
+check "(a) the agent runs in /" test "$(readlink "/proc/$ap/cwd" 2>/dev/null)" = /
+check "(a) ...with umask 0022" grep -q "^Umask:[[:space:]]*0022" "/proc/$ap/status"
+check "(a) ...and PATH its whole environment" \
+	test "$(tr '\0' '\n' <"/proc/$ap/environ" | cut -d= -f1 | tr '\n' ' ')" = "PATH "
 
 # (a4) --numalot-bindings=keep: the task's own binding is the limit.
 srun -Q --numalot=lbma --numalot-bindings=keep --numalot-period=0.2 -n1 -c1 \
