@@ -558,6 +558,29 @@ static void migrate_pages(struct nl_model *m)
 	}
 }
 
+/* The kernel scans a process slower once this share of its hinting
+ * faults is local (NUMA_PERIOD_THRESHOLD of NUMA_PERIOD_SLOTS, 7 of 10). */
+#define NUMA_LOCAL 0.7
+
+/* The least local share of accesses among a process's running threads:
+ * the kernel sets each task's scan period by its own faults, and any task
+ * whose period has passed may scan the process's memory (a scan by a
+ * slower task puts the next one off: the model takes the fastest, an
+ * approximation). */
+static double local_share(const struct nl_model *m,
+			  const struct nl_model_proc *pr)
+{
+	double least = 1;
+	for (int k = 0; k < pr->spec.nthreads; k++) {
+		const struct nl_model_thread *t =
+			&m->threads[pr->first_thread + k];
+		if (t->state == NL_T_RUNNING)
+			least = fmin(least,
+				     t->data_frac[nl_model_node_of(m, t->cpu)]);
+	}
+	return least;
+}
+
 /* NUMA placement decisions of the processes that are due. */
 static void numa_balance(struct nl_model *m)
 {
@@ -569,9 +592,17 @@ static void numa_balance(struct nl_model *m)
 		if (!pr->started || pr->done || !pr->numa_balanced ||
 		    now < pr->numa_next_s - NL_TIME_EPS)
 			continue;
-		/* Kernel-like: the scan period doubles while the process's
-		 * accesses are local, and halves when they are not. */
-		if (numa_place(m, pr) == 0 && m->os_mode == NL_OS_LINUX)
+		/* Kernel-like: the scan period doubles while most of every
+		 * thread's accesses are local, and halves when some
+		 * thread's are not (the kernel's update_task_scan_period,
+		 * by each task's local faults: docs/machine-model.md). Not
+		 * by whether its threads sit on their nodes of most data:
+		 * pages spread evenly (each thread's on every node alike)
+		 * leave every thread there with most of its accesses
+		 * remote, and the kernel then scans faster, not slower. */
+		numa_place(m, pr);
+		if (m->os_mode == NL_OS_LINUX &&
+		    local_share(m, pr) >= NUMA_LOCAL)
 			pr->numa_period_s = fmin(2 * pr->numa_period_s,
 						 m->p.numa_scan_period_max_s);
 		else

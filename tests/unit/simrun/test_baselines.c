@@ -355,6 +355,47 @@ static void kernel_like_costs(void **state)
 	nl_scenario_free(sc);
 }
 
+/*
+ * The scan period as the kernel sets it: each task's by its own hinting
+ * faults, faster while most are remote. Pages spread evenly over both
+ * nodes (each thread's half on each) leave each thread on a node of
+ * most of its data but half its accesses remote: the kernel keeps
+ * scanning at its fastest, where the model's kernel once slowed down
+ * (docs/machine-model.md, adaptive scan period). Once its pages are
+ * local, it slows.
+ */
+static void scan_period_follows_local_faults(void **state)
+{
+	struct nl_scenario *sc = parse(
+		"{'machine': {'topology': 'numa:2 core:2 pu:1', 'noise': 0, "
+		"'page_migration_bytes_per_s': 1e6}, 'processes': [{'kind': "
+		"'latency', 'threads': 2, 'placement': 'master', 'mem_bytes': "
+		"1e9, 'work': 1e12}]}");
+	struct nl_machine *m = machine(sc, NL_OS_LINUX);
+	struct nl_model *md = nl_sim_model(m);
+	double moved;
+
+	(void)state;
+	assert_int_equal(m->ops->place(m, 1000, 0), 0);
+	assert_int_equal(m->ops->place(m, 1001, 2), 0);
+	assert_int_equal(nl_model_move_pages(md, 1000, 0, 1, 1e9, 0, &moved),
+			 0);
+	assert_true(fabs(moved - 1e9) < 1);
+	m->ops->wait(m, 8);
+	assert_true(md->procs[0].numa_period_s == md->p.numa_scan_period_s);
+	nl_machine_destroy(m);
+	/* Both threads on the data's node, every access local: the
+	 * period grows. */
+	m = machine(sc, NL_OS_LINUX);
+	md = nl_sim_model(m);
+	assert_int_equal(m->ops->place(m, 1000, 0), 0);
+	assert_int_equal(m->ops->place(m, 1001, 1), 0);
+	m->ops->wait(m, 8);
+	assert_true(md->procs[0].numa_period_s > md->p.numa_scan_period_s);
+	nl_machine_destroy(m);
+	nl_scenario_free(sc);
+}
+
 static void runs_are_deterministic(void **state)
 {
 	struct nl_scenario *sc = parse("%s", tiny[1]);
@@ -414,6 +455,7 @@ int main(void)
 		cmocka_unit_test(best_static_finds_locality),
 		cmocka_unit_test(climb_improves_from_start),
 		cmocka_unit_test(kernel_like_costs),
+		cmocka_unit_test(scan_period_follows_local_faults),
 		cmocka_unit_test(runs_are_deterministic),
 		cmocka_unit_test(names),
 	};
