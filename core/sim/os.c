@@ -368,58 +368,127 @@ static int imbalance_ok(const struct nl_model *m, int s, int p)
 }
 
 /*
- * Between nodes (6.1's find_busiest_group and calculate_imbalance at the
- * NUMA level with spare capacity: the nodes' busy CPUs are evened once
- * they differ by 2, unless the destination would stay lightly loaded and
- * the difference is only 2, the imbalance NUMA balancing itself may
- * make; docs/machine-model.md, "Operating system"): an unpinned thread of
- * the busier node s goes to an idle CPU of p, an idle core first: threads
- * sharing a core first, then the others, nearest nodes first.
+ * 6.1's fbq_type of a thread's runqueue: 0 (regular) when its process is
+ * not NUMA-balanced, 1 (remote) when it runs off the node of most of its
+ * data, 2 (all) on it.
  */
-static void spread_nodes(struct nl_model *m)
+static int fbq_of(const struct nl_model *m, const struct nl_model_thread *t)
 {
-	int n = m->topo->nnodes, busy[NL_MAX_NODES] = {0};
-	int lo, hi;
+	if (!m->procs[t->proc].numa_balanced)
+		return 0;
+	return preferred_node(m, t) >= 0 ? 1 : 2;
+}
 
-	if (n < 2 || n > NL_MAX_NODES)
-		return;
-	for (int c = 0; c < m->topo->ncpus; c++)
-		busy[nl_model_node_of(m, c)] += m->cpu_load[c] > 0;
-	lo = hi = busy[0];
-	for (int j = 1; j < n; j++) {
-		lo = busy[j] < lo ? busy[j] : lo;
-		hi = busy[j] > hi ? busy[j] : hi;
+/*
+ * A node's fbq_type (fbq_classify_group): the least of its running
+ * threads', pinned or not. The balancer pulls from a node only threads
+ * whose runqueue's type is at most the node's (find_busiest_queue): a
+ * thread on its data's node stays while the node holds one that is not.
+ */
+static void fbq_by_node(const struct nl_model *m, int *fbq)
+{
+	for (int j = 0; j < m->topo->nnodes; j++)
+		fbq[j] = 2;
+	for (int x = 0; x < m->nthreads; x++) {
+		const struct nl_model_thread *t = &m->threads[x];
+		int s, k;
+		if (t->state != NL_T_RUNNING)
+			continue;
+		s = nl_model_node_of(m, t->cpu);
+		k = fbq_of(m, t);
+		fbq[s] = k < fbq[s] ? k : fbq[s];
 	}
-	if (hi - lo < 2)
-		return;
+}
+
+/* Would the balancer even node s with node p (busy CPUs by node)? What
+ * NUMA balancing may leave (2 more, p lightly loaded), it keeps. */
+static int node_tips(const struct nl_model *m, const int *busy, int s, int p)
+{
+	int d = busy[s] - busy[p];
+	return p != s && d >= 2 && !(d == 2 && busy[p] + 1 <= allowance(m, p));
+}
+
+/* Pull one thread of node s to an idle CPU of node p (an idle core
+ * first): one that shares a core first, the later thread first, of a
+ * runqueue the node's fbq_type lets go. 1 if one moved. */
+static int pull_one(struct nl_model *m, int s, int p, const int *fbq)
+{
 	for (int pass = 0; pass < 2; pass++)
 		for (int x = m->nthreads - 1; x >= 0; x--) {
 			struct nl_model_thread *t = &m->threads[x];
-			int s, p = -1, to = -1;
+			int to;
 
 			if (t->state != NL_T_RUNNING || t->pinned ||
+			    nl_model_node_of(m, t->cpu) != s ||
 			    (pass == 0 &&
-			     m->core_busy[m->topo->cpu_core[t->cpu]] < 2))
+			     m->core_busy[m->topo->cpu_core[t->cpu]] < 2) ||
+			    fbq_of(m, t) > fbq[s])
 				continue;
-			s = nl_model_node_of(m, t->cpu);
-			for (int k = 1; k < n && to < 0; k++) {
-				p = m->node_order[s * n + k];
-				int d = busy[s] - busy[p];
-				/* What NUMA balancing may leave, it keeps. */
-				if (d < 2 ||
-				    (d <= 2 && busy[p] + 1 <= allowance(m, p)))
-					continue;
-				to = idle_cpu_on(m, t, p, 1);
-				if (to < 0)
-					to = idle_cpu_on(m, t, p, 0);
-			}
+			to = idle_cpu_on(m, t, p, 1);
+			if (to < 0)
+				to = idle_cpu_on(m, t, p, 0);
 			if (to < 0)
 				continue;
-			busy[s] -= m->cpu_load[t->cpu] == 1;
-			busy[p]++;
 			nl_model_move(m, t, to);
 			m->os_moves++;
+			return 1;
 		}
+	return 0;
+}
+
+/* Nodes by busy CPUs, least first when up, most first otherwise (ties:
+ * the lower node). */
+static void by_busy(int n, const int *busy, int *order, int up)
+{
+	for (int j = 0; j < n; j++)
+		order[j] = j;
+	for (int i = 1; i < n; i++) {
+		int x = order[i], j = i;
+		while (j > 0 && (up ? busy[order[j - 1]] > busy[x]
+				    : busy[order[j - 1]] < busy[x])) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+}
+
+/*
+ * Between nodes (6.1's find_busiest_group and calculate_imbalance at the
+ * NUMA level with spare capacity; docs/machine-model.md, "Operating
+ * system"): the least busy node pulls from the busiest one while they
+ * differ by 2 busy CPUs (unless it stays lightly loaded and the
+ * difference is only 2, the imbalance NUMA balancing itself may make),
+ * one thread at a time to an idle CPU (an idle core first), a thread
+ * that shares a core first; a node none of whose threads may go (pinned,
+ * bound, or on their data's node while it holds one that is not: the
+ * fbq_type) is passed over for the next busiest.
+ */
+static void spread_nodes(struct nl_model *m)
+{
+	int n = m->topo->nnodes, busy[NL_MAX_NODES], fbq[NL_MAX_NODES],
+	    lo[NL_MAX_NODES], hi[NL_MAX_NODES];
+
+	if (n < 2 || n > NL_MAX_NODES)
+		return;
+	for (int round = 0; round < m->topo->ncpus; round++) {
+		int moved = 0;
+		for (int j = 0; j < n; j++)
+			busy[j] = 0;
+		for (int c = 0; c < m->topo->ncpus; c++)
+			busy[nl_model_node_of(m, c)] += m->cpu_load[c] > 0;
+		by_busy(n, busy, lo, 1);
+		by_busy(n, busy, hi, 0);
+		if (busy[hi[0]] - busy[lo[0]] < 2)
+			return;
+		fbq_by_node(m, fbq);
+		for (int a = 0; a < n && !moved; a++)
+			for (int b = 0; b < n && !moved; b++)
+				moved = node_tips(m, busy, hi[b], lo[a]) &&
+					pull_one(m, hi[b], lo[a], fbq);
+		if (!moved)
+			return;
+	}
 }
 
 /* One NUMA placement decision for every unpinned thread of pr. Returns

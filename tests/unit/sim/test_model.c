@@ -678,6 +678,83 @@ static void test_balancer_spreads_nodes(void **state)
 	nl_machine_destroy(m);
 }
 
+/* Busy threads of the machine on node j. */
+static int busy_on_node(struct nl_machine *m, int j, int from, int to)
+{
+	int n = 0;
+	for (int tid = from; tid < to; tid++)
+		n += m->topo->cpu_node[thr(m, tid)->cpu] == j;
+	return n;
+}
+
+/*
+ * The least busy node pulls from the busiest (6.1's find_busiest_group),
+ * not each thread to its nearest node less busy by 2. Six threads on
+ * node 0 and three on node 1 of a 3 x 8 machine, node 2 idle: node 2
+ * pulls three from node 0, 3 / 3 / 3, and node 1's threads stay. The old
+ * rule took node 1's later threads to their nearest node first.
+ */
+static void test_balancer_pulls_from_busiest(void **state)
+{
+	struct nl_machine *m = sim(
+		"{'os': 'linux-nonuma', 'machine': {'topology': "
+		"'numa:3 core:8 pu:1', 'distances': [[10, 30, 30], [30, 10, "
+		"12], [30, 12, 10]], 'noise': 0}, 'processes': [{'kind': "
+		"'compute', 'threads': 6, 'start_node': 0}, {'kind': "
+		"'compute', 'threads': 3, 'start_node': 1}]}",
+		1);
+
+	(void)state;
+	assert_int_equal(busy_on_node(m, 0, 1000, 1006), 6);
+	assert_int_equal(busy_on_node(m, 1, 2000, 2003), 3);
+	m->ops->wait(m, 0.01);
+	assert_int_equal(busy_on_node(m, 0, 1000, 1006), 3);
+	assert_int_equal(busy_on_node(m, 2, 1000, 1006), 3);
+	assert_int_equal(busy_on_node(m, 1, 2000, 2003), 3);
+	nl_machine_destroy(m);
+}
+
+/*
+ * fbq_type (6.1's find_busiest_queue): a node that holds a thread off its
+ * data's node gives only such threads to the balancer. Node 0 of a
+ * 2 x 4 machine holds two first-touch threads on their own data and two
+ * pinned threads of a process whose data is on node 1; node 1 idles. The
+ * local threads stay (the old model pulled them off their data). With no
+ * such thread there, local threads are pulled as any.
+ */
+static void test_balancer_keeps_local_threads(void **state)
+{
+	(void)state;
+	for (int remote = 0; remote < 2; remote++) {
+		struct nl_machine *m = sim(
+			remote ? "{'os': 'linux', 'machine': {'topology': "
+				 "'numa:2 core:4 pu:1', 'noise': 0}, "
+				 "'processes': [{'kind': 'latency', 'threads': "
+				 "2, 'start_node': 0}, {'kind': 'latency', "
+				 "'threads': 2, 'placement': 'master', "
+				 "'start_node': 1}]}"
+			       : "{'os': 'linux', 'machine': {'topology': "
+				 "'numa:2 core:4 pu:1', 'noise': 0}, "
+				 "'processes': [{'kind': 'latency', 'threads': "
+				 "4, 'start_node': 0}]}",
+			1);
+		struct nl_model *md = nl_sim_model(m);
+		int n = remote ? 2 : 4;
+
+		assert_int_equal(busy_on_node(m, 0, 1000, 1000 + n), n);
+		if (remote) {
+			assert_int_equal(busy_on_node(m, 1, 2000, 2002), 2);
+			assert_int_equal(nl_model_place(md, 2000, 2), 0);
+			assert_int_equal(nl_model_place(md, 2001, 3), 0);
+		}
+		m->ops->wait(m, 0.01);
+		assert_int_equal(busy_on_node(m, 0, 1000, 1000 + n), 2);
+		if (remote)
+			assert_int_equal(busy_on_node(m, 0, 2000, 2002), 2);
+		nl_machine_destroy(m);
+	}
+}
+
 /*
  * Active balancing (6.1's group_imbalance): a bound process's second thread
  * shares a CPU of its node, which an unbound thread fills, while the other
@@ -874,6 +951,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_remote_latency_ratio),
 		cmocka_unit_test(test_balancer_spreads_nodes),
+		cmocka_unit_test(test_balancer_pulls_from_busiest),
+		cmocka_unit_test(test_balancer_keeps_local_threads),
 		cmocka_unit_test(test_active_balance),
 		cmocka_unit_test(test_overloaded_node_evened),
 		cmocka_unit_test(test_compute_indifferent),
