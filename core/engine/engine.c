@@ -227,6 +227,8 @@ static void model_domain(struct nl_engine *e, struct edomain *d, double now,
 		if (t->has_oi) {
 			t->compute_cls = oi_class(t->compute_cls, pf.oi,
 						  d->params.compute_oi);
+			t->compute_periods =
+				t->compute_cls > 0 ? t->compute_periods + 1 : 0;
 			t->bw_cls = oi_class(t->bw_cls, pf.oi,
 					     d->params.page_bw_oi);
 		}
@@ -549,6 +551,7 @@ int nl_engine_step_domain(struct nl_engine *e, struct edomain *d, double now,
 			.has_oi = t->has_oi,
 			.oi = t->oi,
 			.compute_cls = t->has_oi ? t->compute_cls : 0,
+			.compute_periods = t->has_oi ? t->compute_periods : 0,
 			.bw_cls = t->has_oi ? t->bw_cls : 0,
 			.moved_s = t->moved_s,
 			.held = now < t->hold_until_s,

@@ -38,6 +38,7 @@ struct ethread {
 	/* its class by OI, with hysteresis (engine.c, oi_class): +1 above
 	 * the threshold, -1 below, 0 not measured yet */
 	int compute_cls, bw_cls;
+	int compute_periods; /* periods in a row in the compute class */
 	double oi, tput;
 	int tput_ops;	     /* tput is ops/s (not the CPU share) */
 	double hold_until_s; /* moved recently: the policy leaves it alone */

@@ -3,11 +3,17 @@
  * (docs/algorithms.md, "The balancer's partner"). A move onto a free CPU
  * of node D that leaves D two busy CPUs ahead of another node makes the
  * balancer even them: it pushes one of D's threads that numalot has not
- * pinned to the other node. That thread is the move's partner as surely
- * as a swap's, so the move is not made when every thread the balancer
- * could push would lose its data by it.
+ * pinned to the other node. The move also leaves its own node lighter,
+ * and the balancer may then take a thread from any node busier by as
+ * much. Those threads are the move's partners as surely as a swap's, so
+ * the move is not made when the balancer would push, after it, more
+ * threads off their data than it would without it: it takes first the
+ * ones that lose nothing (the kernel's migrate_degrades_locality), then
+ * the rest.
  */
 #include "policy_priv.h"
+
+#include <string.h>
 
 /* The kernel's imb_numa_nr: a quarter of the node's CPUs, at least 1
  * (docs/machine-model.md, "Operating system": the load balancer between
@@ -34,42 +40,32 @@ static void busy_by_node(const struct step *st, int *busy)
 	}
 }
 
-/* Thread i moved from its CPU to free CPU d: which nodes is node D then
- * busier than by what the balancer evens (to[p] set)? Returns their
- * number. */
-static int tips_balance(const struct step *st, int i, int d, int *to)
+/* Would the balancer even node X with node p (busy[] CPUs by node)? */
+static int tips(const struct nl_topology *topo, const int *busy, int X, int p)
 {
-	const struct nl_topology *topo = st->v->topo;
-	int busy[NL_MAX_NODES], D = topo->cpu_node[d], s = st->cpu[i];
-	int n = 0;
-
-	busy_by_node(st, busy);
-	busy[D]++;
-	if (st->head[s] == i && st->next[i] < 0)
-		busy[topo->cpu_node[s]]--;
-	for (int p = 0; p < topo->nnodes; p++) {
-		int diff = busy[D] - busy[p];
-		to[p] = p != D && diff >= 2 &&
-			!(diff == 2 && busy[p] + 1 <= light_load(topo, p));
-		n += to[p];
-	}
-	return n;
+	int diff = busy[X] - busy[p];
+	return p != X && diff >= 2 &&
+	       !(diff == 2 && busy[p] + 1 <= light_load(topo, p));
 }
 
-/* May the balancer push u to a CPU of a node in to that is free once i
- * has moved to d? Not outside u's allowed CPUs: a thread bound to D
- * stays. */
-static int pushable(const struct step *st, int u, int i, int d, const int *to)
+/* Does a node tip another? */
+static int any_tips(const struct nl_topology *topo, const int *busy)
+{
+	for (int x = 0; x < topo->nnodes; x++)
+		for (int p = 0; p < topo->nnodes; p++)
+			if (tips(topo, busy, x, p))
+				return 1;
+	return 0;
+}
+
+/* May the balancer push u off node X: a CPU of another node allowed? */
+static int pushable(const struct step *st, int u, int X)
 {
 	const struct nl_topology *topo = st->v->topo;
-	int s = st->cpu[i];
-	for (int c = 0; c < topo->ncpus; c++) {
-		int free = c == s ? st->head[s] == i && st->next[i] < 0
-				  : st->head[c] < 0 && c != d;
-		if (free && to[topo->cpu_node[c]] &&
+	for (int c = 0; c < topo->ncpus; c++)
+		if (topo->cpu_node[c] != X &&
 		    nl_step_allows(&st->v->threads[u], c))
 			return 1;
-	}
 	return 0;
 }
 
@@ -78,7 +74,7 @@ static int local_there(const struct step *st, int u, int D)
 {
 	const struct nl_view_thread *U = &st->v->threads[u];
 
-	if (nl_step_compute_bound(st, u))
+	if (nl_step_steady_compute(st, u))
 		return 0;
 	/* Nothing known of where its data is: it may be all here. */
 	if (U->preferred_node < 0)
@@ -115,49 +111,107 @@ static int process_gathers(const struct step *st, int i, int D, int *fits)
 	return on_d < (want < cpus ? want : cpus);
 }
 
+/* What the balancer may push, by node: threads that lose nothing by it
+ * (free) and threads that lose their data (local). */
+struct pool {
+	int busy[NL_MAX_NODES], free[NL_MAX_NODES], local[NL_MAX_NODES];
+};
+
+/*
+ * The balancer evens the nodes: the busiest that has a thread it may push
+ * gives one to the least busy while they tip, a thread that loses nothing
+ * first. Returns how many threads it pushes off their data.
+ */
+static int pushed_local(const struct nl_topology *topo, struct pool *q)
+{
+	int victims = 0, blocked[NL_MAX_NODES] = {0};
+
+	for (int round = 0; round < topo->ncpus; round++) {
+		int x = -1, lo = 0;
+		for (int j = 0; j < topo->nnodes; j++) {
+			if (!blocked[j] && (x < 0 || q->busy[j] > q->busy[x]))
+				x = j;
+			if (q->busy[j] < q->busy[lo])
+				lo = j;
+		}
+		if (x < 0 || !tips(topo, q->busy, x, lo))
+			break;
+		if (q->free[x] > 0)
+			q->free[x]--;
+		else if (q->local[x] > 0) {
+			q->local[x]--;
+			victims++;
+		} else {
+			blocked[x] = 1;
+			continue;
+		}
+		q->busy[x]--;
+		q->busy[lo]++;
+	}
+	return victims;
+}
+
 int nl_balance_pushes_local(const struct step *st, int i, int d)
 {
 	const struct nl_view *v = st->v;
 	const struct nl_topology *topo = v->topo;
 	const struct nl_view_thread *T = &v->threads[i];
-	int D = topo->cpu_node[d], victims = 0, fits, gathers, held,
-	    to[NL_MAX_NODES];
+	int D = topo->cpu_node[d], s = st->cpu[i], S, fits, gathers, held,
+	    alone;
+	struct pool with, without;
 
-	if (topo->nnodes > NL_MAX_NODES || topo->cpu_node[st->cpu[i]] == D ||
-	    !tips_balance(st, i, d, to))
+	if (topo->nnodes > NL_MAX_NODES || topo->cpu_node[s] == D)
+		return 0;
+	S = topo->cpu_node[s];
+	alone = st->head[s] == i && st->next[i] < 0;
+	busy_by_node(st, without.busy);
+	memcpy(with.busy, without.busy, sizeof with.busy);
+	with.busy[D]++;
+	with.busy[S] -= alone;
+	if (!any_tips(topo, with.busy))
 		return 0;
 	/* All of i's process that wants D fits there: the trade gives the
 	 * process its data's node as a whole, and its own threads the
 	 * balancer pushes off D are gathered in turn. When its data cannot
 	 * come to it (its memory bound by its own policy, or its page
 	 * moves held), other processes' threads may be pushed for it too
-	 * when it fits, and its own when D can hold more of it than it
-	 * does; where its pages may follow its threads, they do, and no
+	 * when it fits, and its own off D when D can hold more of it than
+	 * it does; where its pages may follow its threads, they do, and no
 	 * other process's thread is pushed off its own data for it. */
 	gathers = process_gathers(st, i, D, &fits);
 	held = T->mem_bound || T->pages_held;
-	if (fits && held)
+	/* ...its data's node itself: one merely nearer it gains the mover
+	 * a shorter distance, not the node, and no local thread of another
+	 * process is pushed for that. */
+	if (fits && held && T->preferred_node == D)
 		return 0;
+	memset(with.free, 0, sizeof with.free);
+	memset(with.local, 0, sizeof with.local);
 	for (int c = 0; c < topo->ncpus; c++) {
-		if (topo->cpu_node[c] != D)
-			continue;
+		int X = topo->cpu_node[c];
 		for (int u = st->head[c]; u >= 0; u = st->next[u]) {
 			const struct nl_view_thread *U = &v->threads[u];
-			if (U->pinned || st->moved[u] || nl_step_idle(st, u) ||
-			    !pushable(st, u, i, d, to))
+			if (u == i || U->pinned || st->moved[u] ||
+			    nl_step_idle(st, u) || !pushable(st, u, X))
 				continue;
-			/* One the balancer may take at no loss: it takes
-			 * that one (the kernel's migrate_degrades_locality).
-			 * A local thread of i's own process counts as any
+			/* A local thread of i's own process counts as any
 			 * other's (pushing it off gives back what i gains)
-			 * unless it is gathered in turn: all of the process
-			 * fits on D, or its data cannot come and D can hold
-			 * more of it than it does. */
-			if (!local_there(st, u, D))
-				return 0;
-			victims += U->pid != T->pid ||
-				   !(fits || (gathers && held));
+			 * unless it is gathered in turn on D: all of the
+			 * process fits there, or its data cannot come and D
+			 * can hold more of it than it does. */
+			if (!local_there(st, u, X) ||
+			    (X == D && U->pid == T->pid &&
+			     (fits || (gathers && held))))
+				with.free[X]++;
+			else
+				with.local[X]++;
 		}
 	}
-	return victims > 0;
+	memcpy(without.free, with.free, sizeof with.free);
+	memcpy(without.local, with.local, sizeof with.local);
+	/* Without the move, i is where it is, the balancer's to push if
+	 * numalot has not pinned it. */
+	if (!T->pinned && !nl_step_idle(st, i) && pushable(st, i, S))
+		(local_there(st, i, S) ? without.local : without.free)[S]++;
+	return pushed_local(topo, &with) > pushed_local(topo, &without);
 }

@@ -142,6 +142,9 @@ struct nl_view_thread {
 	/* its class against compute_oi and page_bw_oi, with hysteresis:
 	 * +1 above, -1 below, 0 none kept (the plain threshold then) */
 	int compute_cls, bw_cls;
+	/* periods in a row its class has been compute-bound (with
+	 * compute_cls; 0 otherwise) */
+	int compute_periods;
 	double moved_s;	  /* when numalot last moved it (-1 never) */
 	int held;	  /* moved recently (hold_s): leave it alone */
 	int left_node;	  /* while held: the node it was moved from */

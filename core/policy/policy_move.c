@@ -151,7 +151,7 @@ static int swap_ok(const struct step *st, int i, int u, int s, int d)
 	 * would not follow it, whatever its phase now. */
 	if (U->mem_bound && U->preferred_node == D)
 		return 0;
-	if (nl_step_compute_bound(st, u))
+	if (nl_step_steady_compute(st, u))
 		return 1;
 	/* Its data is where i is (by its process's pages: only when they
 	 * call it there, as a move needs). */

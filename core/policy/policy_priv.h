@@ -82,6 +82,14 @@ int nl_step_own_free_cpu(const struct step *st, int i);
 int nl_step_free_cpu(const struct step *st, int i);
 /* Compute-bound: its measured OI is above compute_oi. */
 int nl_step_compute_bound(const struct step *st, int i);
+/*
+ * Compute-bound for STEADY_PERIODS periods in a row: only such a thread is
+ * sent off its data's node as a partner (a swap's, or the balancer's) as if
+ * it lost nothing by it. A thread whose phases straddle compute_oi is
+ * memory-bound in the next one (docs/algorithms.md, "Partners").
+ */
+#define STEADY_PERIODS 3
+int nl_step_steady_compute(const struct step *st, int i);
 
 /* The period multiplier doubled, up to maxm. */
 void nl_step_lengthen(struct nl_policy_state *s, int maxm);

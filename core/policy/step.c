@@ -98,6 +98,13 @@ int nl_step_compute_bound(const struct step *st, int i)
 			       : t->oi > st->p->compute_oi);
 }
 
+int nl_step_steady_compute(const struct step *st, int i)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	return nl_step_compute_bound(st, i) &&
+	       (!t->compute_cls || t->compute_periods >= STEADY_PERIODS);
+}
+
 int nl_step_data_node(const struct step *st, int i)
 {
 	const struct nl_view_thread *t = &st->v->threads[i];

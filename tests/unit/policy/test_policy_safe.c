@@ -181,6 +181,20 @@ static void swaps_never_evict(void **state)
 	h->oi = 1000;
 	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
 	assert_int_equal(plan.actions[0].kind, NL_ACT_SWAP);
+	/* ...only once it has been so for STEADY_PERIODS periods in a row
+	 * (the engine's class): one whose phases straddle compute_oi is
+	 * memory-bound in the next (a first-touch thread of a mixed process
+	 * swapped at 1 s to a node far from its data ran there 19 s and
+	 * ended its process 2 s late: random seed 71993, scenario 157). */
+	h->compute_cls = 1;
+	h->compute_periods = STEADY_PERIODS - 1;
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(plan.actions[0].kind, NL_ACT_SKIP);
+	h->compute_periods = STEADY_PERIODS;
+	assert_int_equal(step(NL_POLICY_IMAR2, v, &s, &plan, 1), 0);
+	assert_int_equal(plan.actions[0].kind, NL_ACT_SWAP);
+	h->compute_cls = 0;
+	h->compute_periods = 0;
 	/* At home, not compute-bound, needing its memory much less than the
 	 * thread kept away from it (twice its intensity): another job's
 	 * thread is still not evicted, its accesses would go farther. */
