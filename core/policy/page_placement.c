@@ -220,6 +220,24 @@ static int worst_farther(const struct nl_topology *topo,
 	return after > before + 1e-9;
 }
 
+/*
+ * The share of its pages a process may move from node `from` to node
+ * `to` before to's memory is busier than from's was: each memory-bound
+ * busy thread loads the nodes of its process's pages by their shares
+ * (docs/algorithms.md, "Memory follows threads"). Unlimited unless
+ * by_load.
+ */
+static double room_on(const struct nl_page_step *ps, int from, int to)
+{
+	if (!ps->by_load)
+		return 1;
+	double load_from = ps->others[from] +
+			   ps->pages[from] / ps->npages * ps->nthreads,
+	       load_to = ps->others[to] +
+			 ps->pages[to] / ps->npages * ps->nthreads;
+	return fmax(0, (load_from - load_to) / ps->nthreads);
+}
+
 /* The next move of a process moving its pages: from the node with most
  * surplus to the one most short, until the budget is spent, the rounds
  * are made or the shape is within STOP_MISPLACED. Appended, or none. */
@@ -280,13 +298,14 @@ static int next_move(struct nl_page_state *pg, int pid,
 		under = 0;
 		for (int j = 0; j < n; j++) {
 			double want = ps->threads[j] / ps->nthreads,
-			       have = ps->pages[j] / ps->npages;
+			       have = ps->pages[j] / ps->npages,
+			       room = room_on(ps, from, j);
 			if (want - have > under &&
-			    (want - have) * ps->npages >= 1 &&
+			    fmin(want - have, room) * ps->npages >= 1 &&
 			    (!ps->near_only || ps->threads[from] > 0 ||
 			     !worst_farther(topo, ps, from, j,
 					    fmin(over, want - have)))) {
-				under = want - have;
+				under = fmin(want - have, room);
 				to = j;
 			}
 		}
@@ -394,6 +413,27 @@ static int spreads(const struct shape *sh, int n)
 	return most < SPAN_SHARE * sh->nthreads &&
 	       spread_of(sh->threads, n) >
 		       spread_of(sh->pages, n) + SPREAD_SLACK;
+}
+
+/* The other processes' memory-bound busy threads, by the nodes of their
+ * pages (room_on). */
+static void others_load(const struct nl_pages_domain *dm, size_t k,
+			double *load)
+{
+	const struct nl_policy_params *pp = dm->params;
+	int n = dm->v->topo->nnodes;
+	for (int j = 0; j < NL_MAX_NODES; j++)
+		load[j] = 0;
+	for (size_t i = 0; i < dm->nprocs; i++) {
+		struct shape qs;
+		if (i == k || shape_of(dm, dm->procs[i].pid, &qs) < 0 ||
+		    qs.npages <= 0 ||
+		    (pp->compute_oi > 0 && qs.n_oi > 0 &&
+		     qs.oi_sum / qs.n_oi > pp->compute_oi))
+			continue;
+		for (int j = 0; j < n; j++)
+			load[j] += qs.nthreads * qs.pages[j] / qs.npages;
+	}
 }
 
 int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
@@ -590,8 +630,12 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 	pg->active = 1;
 	pg->tput_before = sh.tput;
 	/* A bandwidth-bound process gains controllers by the spread, which
-	 * a far thread's latency does not outweigh. */
+	 * a far thread's latency does not outweigh; not one busier than
+	 * the one its pages leave. */
 	pg->step.near_only = !bw;
+	pg->step.by_load = bw;
+	if (bw)
+		others_load(dm, k, pg->step.others);
 	return start_moves(pg, &sh, p->pid, dm->v->topo, budget, plan);
 }
 

@@ -20,6 +20,12 @@ struct nl_page_step {
 	double nthreads, npages, budget;
 	int rounds, from, to;
 	int near_only; /* off a node with no thread: the worst no farther */
+	/* by_load: a bandwidth-bound process's pages go to no node whose
+	 * memory would then be busier than the one they leave was; others:
+	 * the other processes' memory-bound busy threads there, each
+	 * counted over the nodes of its process's pages. */
+	int by_load;
+	double others[NL_MAX_NODES];
 };
 
 /* What page placement keeps of one process from step to step. */
