@@ -111,6 +111,71 @@ static void watch_judges_pairs_and_drops_released(void **state)
 	vu_free(&u);
 }
 
+/* The plan one step makes (with the state carried over), in plan. */
+static void one_step(struct vu *u, struct nl_policy_state *s,
+		     struct nl_plan *plan)
+{
+	struct nl_rng rng;
+	nl_rng_seed(&rng, 1);
+	nl_plan_clear(plan);
+	assert_int_equal(nl_policy_step(NL_POLICY_IMAR2, &P, vu_view(u, 1.0), s,
+					&rng, plan),
+			 0);
+}
+
+/*
+ * A swap pair that lost for five periods, both still where the swap put
+ * them: swapped back, each to the other's CPU, and handed to the OS (a
+ * release alone leaves a thread where it is). When the partner has moved
+ * on, the thread is released.
+ */
+static void lost_pair_swapped_back(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_policy_state s;
+	struct nl_plan plan;
+	vu_init(&u, "numa:2 core:2 pu:1");
+	add(&u, 10, 1, 0, 0.5e9)->pinned = 1;
+	add(&u, 11, 1, 1, 1e9);
+	add(&u, 20, 2, 2, 0.5e9)->pinned = 1;
+	add(&u, 21, 2, 3, 1e9);
+	nl_plan_init(&plan);
+	for (int moved_on = 0; moved_on < 2; moved_on++) {
+		nl_policy_state_init(&s);
+		/* 10 came from CPU 2 and 20 from CPU 0; each at 2/3 of what
+		 * it ran before. */
+		nl_watch_add(&s, &(struct nl_watch){10, 0, 1.0, 0, 20, 1.0});
+		nl_watch_add(&s, &(struct nl_watch){20, moved_on ? 3 : 2, 1.0,
+						    0, 10, 1.0});
+		for (int k = 0; k < 4; k++) {
+			one_step(&u, &s, &plan);
+			for (size_t a = 0; a < plan.n; a++)
+				assert_true(plan.actions[a].kind !=
+						    NL_ACT_ROLLBACK &&
+					    plan.actions[a].kind !=
+						    NL_ACT_RELEASE);
+		}
+		one_step(&u, &s, &plan);
+		int back = 0, released = 0;
+		for (size_t a = 0; a < plan.n; a++) {
+			const struct nl_action *x = &plan.actions[a];
+			if (x->kind == NL_ACT_ROLLBACK) {
+				assert_true(x->then_release);
+				assert_int_equal(x->to_cpu,
+						 x->tid == 10 ? 2 : 0);
+				back++;
+			}
+			released += x->kind == NL_ACT_RELEASE && x->tid == 10;
+		}
+		assert_int_equal(back, moved_on ? 0 : 2);
+		assert_int_equal(released, moved_on);
+		nl_policy_state_free(&s);
+	}
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
 /*
  * Two nodes 10/38 of 2 CPUs: a thread crowded on node 0 with its memory
  * bound there may not go to node 1 (38 >= 2 x 10) unless measured
@@ -175,6 +240,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(watched_thread_released_after_five_periods),
 		cmocka_unit_test(watch_judges_pairs_and_drops_released),
+		cmocka_unit_test(lost_pair_swapped_back),
 		cmocka_unit_test(crowded_bound_memory_stays_near),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
