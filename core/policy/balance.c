@@ -112,15 +112,19 @@ static int process_gathers(const struct step *st, int i, int D, int *fits)
 }
 
 /* What the balancer may push, by node: threads that lose nothing by it
- * (free) and threads that lose their data (local). */
+ * in the kernel's eyes (free: off their data's node), and threads on
+ * their data's node, which it takes without preference: those that lose
+ * it (local) and those numalot gathers back (back). */
 struct pool {
-	int busy[NL_MAX_NODES], free[NL_MAX_NODES], local[NL_MAX_NODES];
+	int busy[NL_MAX_NODES], free[NL_MAX_NODES], local[NL_MAX_NODES],
+		back[NL_MAX_NODES];
 };
 
 /*
  * The balancer evens the nodes: the busiest that has a thread it may push
  * gives one to the least busy while they tip, a thread that loses nothing
- * first. Returns how many threads it pushes off their data.
+ * first; then any, so a local one counts as lost while the node has one.
+ * Returns how many threads it pushes off their data.
  */
 static int pushed_local(const struct nl_topology *topo, struct pool *q)
 {
@@ -141,6 +145,8 @@ static int pushed_local(const struct nl_topology *topo, struct pool *q)
 		else if (q->local[x] > 0) {
 			q->local[x]--;
 			victims++;
+		} else if (q->back[x] > 0) {
+			q->back[x]--;
 		} else {
 			blocked[x] = 1;
 			continue;
@@ -187,6 +193,7 @@ int nl_balance_pushes_local(const struct step *st, int i, int d)
 		return 0;
 	memset(with.free, 0, sizeof with.free);
 	memset(with.local, 0, sizeof with.local);
+	memset(with.back, 0, sizeof with.back);
 	for (int c = 0; c < topo->ncpus; c++) {
 		int X = topo->cpu_node[c];
 		for (int u = st->head[c]; u >= 0; u = st->next[u]) {
@@ -199,16 +206,18 @@ int nl_balance_pushes_local(const struct step *st, int i, int d)
 			 * unless it is gathered in turn on D: all of the
 			 * process fits there, or its data cannot come and D
 			 * can hold more of it than it does. */
-			if (!local_there(st, u, X) ||
-			    (X == D && U->pid == T->pid &&
-			     (fits || (gathers && held))))
+			if (!local_there(st, u, X))
 				with.free[X]++;
+			else if (X == D && U->pid == T->pid &&
+				 (fits || (gathers && held)))
+				with.back[X]++;
 			else
 				with.local[X]++;
 		}
 	}
 	memcpy(without.free, with.free, sizeof with.free);
 	memcpy(without.local, with.local, sizeof with.local);
+	memcpy(without.back, with.back, sizeof with.back);
 	/* Without the move, i is where it is, the balancer's to push if
 	 * numalot has not pinned it. */
 	if (!T->pinned && !nl_step_idle(st, i) && pushable(st, i, S))
