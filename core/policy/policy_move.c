@@ -457,8 +457,12 @@ static int data_options(struct step *st, int i, int P)
 	double here = nl_topology_distance(topo, S, P), tier = -1;
 
 	/* A bandwidth-bound thread's process gains by spreading over nodes
-	 * with its pages (page_placement.c), not by gathering. */
+	 * with its pages (page_placement.c), not by gathering: where its
+	 * pages may follow it, its data comes to it. */
 	int bw = bandwidth_bound(st, i);
+	if (bw && st->p->pages && !st->v->threads[i].mem_bound &&
+	    !st->v->threads[i].pages_held)
+		return 0;
 	st->owner_pid = bw ? -1 : node_owner(st, P);
 	st->owner_node = P;
 	if (saturated(st, i, P)) {
