@@ -6,6 +6,7 @@ node, jobstep, base, name = sys.argv[1:5]
 end = "/%s_%s" % (node, jobstep)
 deadline = time.time() + 60
 ino = None
+print("watching", flush=True)
 while ino is None and time.time() < deadline:
     for line in open("/proc/net/unix"):
         f = line.split()

@@ -225,8 +225,12 @@ for _ in $(seq 50); do [ -e "$T/nla.sock" ] || break; sleep 0.1; done
 setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
 	/usr/bin/python3 "$ROOT/tests/slurm/forge_unix.py" nla "$j.0" "$T/forger" EVIL >x4.forge 2>&1 &
 fp=$!
+# The forger watches before the step starts, and the step lasts long
+# enough for its 300 binds on a busy machine (beside two CPU-bound jobs
+# a 0.5 s step ended before a forger still starting had found it).
+for _ in $(seq 100); do grep -q '^watching' x4.forge && break; sleep 0.1; done
 srun -Q -n1 -w nla --numalot=monitor --numalot-report="$T/x4-%N.json" \
-	"$W" --threads 1 --seconds 0.5 >x4.out 2>&1
+	"$W" --threads 1 --seconds 3 >x4.out 2>&1
 check "(x4) the step exits 0" test $? -eq 0
 check "(x4) the forger's lines were there while the step ran" grep -q '^forged' x4.forge
 check "(x4) the site copy names nla, not the forger's name" \
