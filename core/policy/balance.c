@@ -13,6 +13,7 @@
  */
 #include "policy_priv.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* The kernel's imb_numa_nr: a quarter of the node's CPUs, at least 1
@@ -58,15 +59,17 @@ static int any_tips(const struct nl_topology *topo, const int *busy)
 	return 0;
 }
 
-/* May the balancer push u off node X: a CPU of another node allowed? */
-static int pushable(const struct step *st, int u, int X)
+/* The nodes other than X with a CPU u may use: where the balancer may
+ * push u off node X (none: it may not). */
+static uint64_t push_nodes(const struct step *st, int u, int X)
 {
 	const struct nl_topology *topo = st->v->topo;
+	uint64_t nodes = 0;
 	for (int c = 0; c < topo->ncpus; c++)
 		if (topo->cpu_node[c] != X &&
 		    nl_step_allows(&st->v->threads[u], c))
-			return 1;
-	return 0;
+			nodes |= (uint64_t)1 << topo->cpu_node[c];
+	return nodes;
 }
 
 /* Would u, on node D, lose its data if the balancer pushed it away? */
@@ -111,48 +114,111 @@ static int process_gathers(const struct step *st, int i, int D, int *fits)
 	return on_d < (want < cpus ? want : cpus);
 }
 
-/* What the balancer may push, by node: threads that lose nothing by it
- * in the kernel's eyes (free: off their data's node), and threads on
- * their data's node, which it takes without preference: those that lose
- * it (local) and those numalot gathers back (back). */
+/* What the balancer may push, by node and by the nodes it may push them
+ * to: threads that lose nothing by it in the kernel's eyes (FREE: off
+ * their data's node), and threads on their data's node, which it takes
+ * without preference: those that lose it (LOCAL) and those numalot
+ * gathers back (BACK). */
+enum { FREE, LOCAL, BACK };
+#define POOL_GROUPS 256
 struct pool {
-	int busy[NL_MAX_NODES], free[NL_MAX_NODES], local[NL_MAX_NODES],
-		back[NL_MAX_NODES];
+	int busy[NL_MAX_NODES], ngroups;
+	struct group {
+		uint64_t to; /* the nodes its threads may go to */
+		int node, kind, n;
+	} g[POOL_GROUPS];
 };
 
+/* One more thread of kind on node X that the balancer may push to the
+ * nodes to. Past POOL_GROUPS kinds of thread, a thread that loses
+ * nothing is left out and one that loses is taken to go anywhere: the
+ * balancer is then counted to push more threads off their data, never
+ * fewer. */
+static void pool_add(struct pool *q, int X, int kind, uint64_t to)
+{
+	for (int k = 0; k < q->ngroups; k++)
+		if (q->g[k].node == X && q->g[k].kind == kind &&
+		    q->g[k].to == to) {
+			q->g[k].n++;
+			return;
+		}
+	if (q->ngroups == POOL_GROUPS) {
+		if (kind == FREE)
+			return;
+		to = ~(uint64_t)0;
+		for (int k = 0; k < q->ngroups; k++)
+			if (q->g[k].node == X && q->g[k].kind == kind &&
+			    q->g[k].to == to) {
+				q->g[k].n++;
+				return;
+			}
+		q->ngroups--; /* the last group gives way to it */
+	}
+	q->g[q->ngroups++] = (struct group){to, X, kind, 1};
+}
+
+/* Take from node x a thread the balancer may push to node lo: one that
+ * loses nothing first. Its kind, or -1 when none may go there. */
+static int pool_take(struct pool *q, int x, int lo)
+{
+	for (int kind = FREE; kind <= BACK; kind++)
+		for (int k = 0; k < q->ngroups; k++) {
+			struct group *g = &q->g[k];
+			if (g->node == x && g->kind == kind && g->n > 0 &&
+			    (g->to >> lo & 1)) {
+				g->n--;
+				return kind;
+			}
+		}
+	return -1;
+}
+
+/* Nodes by busy CPUs, least first when up, most first otherwise (ties:
+ * the lower node), as the model's balancer orders them. */
+static void by_busy(int n, const int *busy, int *order, int up)
+{
+	for (int j = 0; j < n; j++)
+		order[j] = j;
+	for (int i = 1; i < n; i++) {
+		int x = order[i], j = i;
+		while (j > 0 && (up ? busy[order[j - 1]] > busy[x]
+				    : busy[order[j - 1]] < busy[x])) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+}
+
 /*
- * The balancer evens the nodes: the busiest that has a thread it may push
- * gives one to the least busy while they tip, a thread that loses nothing
- * first; then any, so a local one counts as lost while the node has one.
- * Returns how many threads it pushes off their data.
+ * The balancer evens the nodes: the least busy node pulls from the
+ * busiest that has a thread it may take there (else the next busiest),
+ * while they tip, a thread that loses nothing first; then any, so a
+ * local one counts as lost while the node has one. A thread goes only
+ * to a node it may run on. Returns how many threads it pushes off their
+ * data.
  */
 static int pushed_local(const struct nl_topology *topo, struct pool *q)
 {
-	int victims = 0, blocked[NL_MAX_NODES] = {0};
+	int n = topo->nnodes, victims = 0, lo[NL_MAX_NODES], hi[NL_MAX_NODES];
 
 	for (int round = 0; round < topo->ncpus; round++) {
-		int x = -1, lo = 0;
-		for (int j = 0; j < topo->nnodes; j++) {
-			if (!blocked[j] && (x < 0 || q->busy[j] > q->busy[x]))
-				x = j;
-			if (q->busy[j] < q->busy[lo])
-				lo = j;
-		}
-		if (x < 0 || !tips(topo, q->busy, x, lo))
+		int kind = -1;
+		by_busy(n, q->busy, lo, 1);
+		by_busy(n, q->busy, hi, 0);
+		for (int a = 0; a < n && kind < 0; a++)
+			for (int b = 0; b < n && kind < 0; b++) {
+				if (!tips(topo, q->busy, hi[b], lo[a]))
+					continue;
+				kind = pool_take(q, hi[b], lo[a]);
+				if (kind < 0)
+					continue;
+				victims += kind == LOCAL;
+				q->busy[hi[b]]--;
+				q->busy[lo[a]]++;
+			}
+		if (kind < 0)
 			break;
-		if (q->free[x] > 0)
-			q->free[x]--;
-		else if (q->local[x] > 0) {
-			q->local[x]--;
-			victims++;
-		} else if (q->back[x] > 0) {
-			q->back[x]--;
-		} else {
-			blocked[x] = 1;
-			continue;
-		}
-		q->busy[x]--;
-		q->busy[lo]++;
 	}
 	return victims;
 }
@@ -191,15 +257,17 @@ int nl_balance_pushes_local(const struct step *st, int i, int d)
 	 * process is pushed for that. */
 	if (fits && held && T->preferred_node == D)
 		return 0;
-	memset(with.free, 0, sizeof with.free);
-	memset(with.local, 0, sizeof with.local);
-	memset(with.back, 0, sizeof with.back);
+	with.ngroups = 0;
 	for (int c = 0; c < topo->ncpus; c++) {
 		int X = topo->cpu_node[c];
 		for (int u = st->head[c]; u >= 0; u = st->next[u]) {
 			const struct nl_view_thread *U = &v->threads[u];
+			uint64_t to;
 			if (u == i || U->pinned || st->moved[u] ||
-			    nl_step_idle(st, u) || !pushable(st, u, X))
+			    nl_step_idle(st, u))
+				continue;
+			to = push_nodes(st, u, X);
+			if (!to)
 				continue;
 			/* A local thread of i's own process counts as any
 			 * other's (pushing it off gives back what i gains)
@@ -207,20 +275,20 @@ int nl_balance_pushes_local(const struct step *st, int i, int d)
 			 * process fits there, or its data cannot come and D
 			 * can hold more of it than it does. */
 			if (!local_there(st, u, X))
-				with.free[X]++;
+				pool_add(&with, X, FREE, to);
 			else if (X == D && U->pid == T->pid &&
 				 (fits || (gathers && held)))
-				with.back[X]++;
+				pool_add(&with, X, BACK, to);
 			else
-				with.local[X]++;
+				pool_add(&with, X, LOCAL, to);
 		}
 	}
-	memcpy(without.free, with.free, sizeof with.free);
-	memcpy(without.local, with.local, sizeof with.local);
-	memcpy(without.back, with.back, sizeof with.back);
+	without.ngroups = with.ngroups;
+	memcpy(without.g, with.g, with.ngroups * sizeof with.g[0]);
 	/* Without the move, i is where it is, the balancer's to push if
 	 * numalot has not pinned it. */
-	if (!T->pinned && !nl_step_idle(st, i) && pushable(st, i, S))
-		(local_there(st, i, S) ? without.local : without.free)[S]++;
+	if (!T->pinned && !nl_step_idle(st, i) && push_nodes(st, i, S))
+		pool_add(&without, S, local_there(st, i, S) ? LOCAL : FREE,
+			 push_nodes(st, i, S));
 	return pushed_local(topo, &with) > pushed_local(topo, &without);
 }
