@@ -31,6 +31,9 @@
 /* ...and undone when its throughput fell by more than this share: its
  * undo only gives back the placement the process chose. */
 #define TRIAL_MARGIN 0.03
+/* A run that concentrates its memory starts only this many steps after
+ * its threads last moved between nodes. */
+#define SETTLED_STEPS 2
 
 struct shape {
 	double threads[NL_MAX_NODES]; /* busy threads by node */
@@ -454,6 +457,19 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 		pg->loc_known = 1;
 	}
 	pg->loc_after = locality(&sh, n);
+	/* As many busy threads as at the last step, on other nodes: moved
+	 * between nodes since (threads that start or end move none). */
+	double had = 0;
+	for (int j = 0; j < n; j++)
+		had += pg->shape_threads[j];
+	if (had == sh.nthreads &&
+	    memcmp(pg->shape_threads, sh.threads, sizeof(sh.threads)))
+		pg->shape_steady = 0;
+	else if (had == 0)
+		pg->shape_steady = SETTLED_STEPS; /* first seen */
+	else if (pg->shape_steady < SETTLED_STEPS)
+		pg->shape_steady++;
+	memcpy(pg->shape_threads, sh.threads, sizeof(sh.threads));
 	if (dm->oversub && !spreads(&sh, n)) {
 		pg->last_s = now;
 		return 0;
@@ -589,6 +605,13 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 	int concentrates = spread_of(sh.threads, n) <
 			   spread_of(sh.pages, n) - SPREAD_SLACK;
 	if (concentrates && sh.cpu_share_only)
+		return 0;
+	/* ...nor onto threads that the kernel's balancer or numalot is
+	 * still moving between nodes: after a process ends, the balancer
+	 * evens the nodes over a few steps, and memory gathered onto the
+	 * nodes its threads were on for one step is left behind a single
+	 * controller (random seed 15445, scenario 74). */
+	if (concentrates && !pg->active && pg->shape_steady < SETTLED_STEPS)
 		return 0;
 	/* Spread by bandwidth over threads numalot is still placing: where
 	 * they end up is not known yet. */

@@ -66,6 +66,11 @@ struct nl_page_state {
 	/* bytes and wall_s as the last step saw them: what moved since */
 	double bytes_seen, wall_seen;
 	unsigned long long calm_mask;
+	/* Its busy threads by node at the last step, and the steps since
+	 * they last moved between nodes (a shape that still changes is no
+	 * target to concentrate its memory on). */
+	double shape_threads[NL_MAX_NODES];
+	int shape_steady;
 	double trial_delta[NL_MAX_NODES];
 	struct nl_page_step step;
 };
