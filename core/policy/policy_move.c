@@ -445,6 +445,11 @@ static int node_options(struct step *st, int i, int s, int node, int n)
 	return n;
 }
 
+/* A node nearer P than i's own is a destination only when it removes at
+ * least this share of i's distance beyond P's own (docs/algorithms.md,
+ * "Gathering"). */
+#define NEAR_CUT 0.25
+
 /*
  * Thread i's data is on node P: the moves there, or when P has neither a
  * free CPU nor a willing partner, to the nearest nodes to P that are
@@ -454,7 +459,8 @@ static int data_options(struct step *st, int i, int P)
 {
 	const struct nl_topology *topo = st->v->topo;
 	int s = st->cpu[i], S = topo->cpu_node[s], n, nn;
-	double here = nl_topology_distance(topo, S, P), tier = -1;
+	double here = nl_topology_distance(topo, S, P), tier = -1,
+	       local = nl_topology_distance(topo, P, P);
 
 	/* A bandwidth-bound thread's process gains by spreading over nodes
 	 * with its pages (page_placement.c), not by gathering: where its
@@ -473,7 +479,8 @@ static int data_options(struct step *st, int i, int P)
 	nn = n || bw ? 0 : nodes_by_distance(topo, P, st->order);
 	for (int k = 0; k < nn; k++) {
 		double dk = nl_topology_distance(topo, st->order[k], P);
-		if (dk >= here || (n > 0 && dk > tier))
+		if (dk >= here || (n > 0 && dk > tier) ||
+		    here - dk < NEAR_CUT * (here - local))
 			break;
 		tier = dk;
 		n = node_options(st, i, s, st->order[k], n);

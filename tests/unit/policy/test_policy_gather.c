@@ -452,6 +452,39 @@ static void balancer_partner(void **state)
 }
 
 /*
+ * A node nearer the data than the thread's own is a destination only when
+ * it removes at least NEAR_CUT of the thread's distance beyond local. 10
+ * runs on node 2, 40 from its data on node 0, whose CPUs its own threads
+ * fill (local: no partner). Node 1, 38 from node 0, is free: 2 of 30
+ * removed, and 10 stays (pinned there, it took a CPU the kernel's
+ * balancer could no longer use: random seed 15445, scenario 193). At 20
+ * from node 0 it goes there.
+ */
+static void nearer_node_must_be_much_nearer(void **state)
+{
+	(void)state;
+	struct vu u;
+	struct nl_plan plan;
+	unsigned d[9] = {10, 38, 40, 38, 10, 40, 40, 40, 10};
+	vu_init(&u, "numa:3 core:2 pu:1");
+	assert_int_equal(nl_topology_set_distances(u.topo, d), 0);
+	add(&u, 20, 2, 0, 0, 1);
+	add(&u, 21, 2, 1, 0, 1);
+	struct nl_view_thread *t10 = add(&u, 10, 1, 4, 0, 1);
+	nl_plan_init(&plan);
+
+	const struct nl_action *a = move_of(&u, t10, &plan);
+	assert_int_equal(a->kind, NL_ACT_SKIP);
+	d[1] = d[3] = 20;
+	assert_int_equal(nl_topology_set_distances(u.topo, d), 0);
+	a = move_of(&u, t10, &plan);
+	assert_int_equal(a->kind, NL_ACT_MIGRATE);
+	assert_int_equal(u.topo->cpu_node[a->to_cpu], 1);
+	nl_plan_free(&plan);
+	vu_free(&u);
+}
+
+/*
  * The balancer's partners elsewhere: a move also leaves its own node
  * lighter. Node 0 runs 10 (process 1, its data on node 1) and 30 (its
  * own, local); node 1 runs 20 and 21, pinned by numalot; node 2 runs 40,
@@ -586,6 +619,7 @@ int main(void)
 		cmocka_unit_test_setup(contended_node, setup),
 		cmocka_unit_test_setup(stream_waits_for_its_pages, setup),
 		cmocka_unit_test_setup(balancer_partner, setup),
+		cmocka_unit_test_setup(nearer_node_must_be_much_nearer, setup),
 		cmocka_unit_test_setup(balancer_partner_elsewhere, setup),
 		cmocka_unit_test_setup(balancer_takes_any_local_thread, setup),
 		cmocka_unit_test_setup(
