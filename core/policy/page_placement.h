@@ -26,6 +26,10 @@ struct nl_page_step {
 	 * counted over the nodes of its process's pages. */
 	int by_load;
 	double others[NL_MAX_NODES];
+	/* ...or, for a process no PMU measures (it may be one), busier
+	 * than that only while no more of them read it than it has CPUs
+	 * (cpus: by node; 0 for a measured process) */
+	double cpus[NL_MAX_NODES];
 };
 
 /* What page placement keeps of one process from step to step. */
