@@ -141,6 +141,21 @@ static int a_process_gained(const struct nl_policy_state *s)
 	return 0;
 }
 
+/* Is thread i on its data's node, within its own binding (as the kernel
+ * keeps it), with memory its process did not bind? The kernel's NUMA
+ * balancing takes such a thread to that node as well: there the OS's
+ * placement is where it is now, and sending it back to where the OS had
+ * it first measures only the seconds the kernel takes to bring it back. */
+static int where_os_takes_it(const struct step *st, int i)
+{
+	const struct nl_view_thread *t = &st->v->threads[i];
+	int c = st->cpu[i];
+	return c >= 0 && !t->mem_bound && t->preferred_node >= 0 &&
+	       st->v->topo->cpu_node[c] == t->preferred_node &&
+	       t->here_share >= st->p->data_share &&
+	       (!t->own || hwloc_bitmap_isset(t->own, (unsigned)c));
+}
+
 /* Would thread i, sent to cpu, leave the node of memory its process
  * bound there, which neither the kernel nor numalot will move? */
 static int away_from_bound_memory(const struct step *st, int i, int cpu)
@@ -182,7 +197,8 @@ static int save_and_release(struct step *st, int count)
 					   st->head[t->origin_cpu] < 0 &&
 					   nl_step_allows(t, t->origin_cpu) &&
 					   !away_from_bound_memory(
-						   st, i, t->origin_cpu)
+						   st, i, t->origin_cpu) &&
+					   !where_os_takes_it(st, i)
 				   ? t->origin_cpu
 				   : -1;
 		rc = nl_plan_add(st->plan,
