@@ -289,12 +289,16 @@ mkdir -p i && cd i
 # whatever was typed ahead of it (on a fast machine, all of it).
 # salloc starts the interactive step as `srun --pty $SHELL`: a CI job or
 # a cron job may have no SHELL, and then srun has no command to run.
+# The inner srun reads no terminal: by default it forwards its stdin to
+# the task, and a typed-ahead "exit" went to the workload, leaving the
+# shell waiting until the timeout (60 s of every run).
 : >../i.out
 {
 	for _ in $(seq 300); do [ -s ../i.out ] && break; sleep 0.1; done
 	sleep 0.5
-	printf 'srun -Q -n1 %s --threads 1 --seconds 0.3\nexit\n' "$W"
+	printf 'srun -Q -n1 %s --threads 1 --seconds 0.3 </dev/null; exit\n' "$W"
 } | SHELL=/bin/sh timeout 60 script -q -c "salloc -Q -N1 -w nla --numalot=monitor" /dev/null >../i.out 2>&1
+irc=${PIPESTATUS[1]}
 cd ..
 j=$(last_job)
 # The shell's step ends with salloc: wait (bounded) until its slurmstepd
@@ -303,6 +307,7 @@ for _ in $(seq 100); do
 	[ -z "$(ls spool-nla/nla_"$j".* 2>/dev/null)" ] && break
 	sleep 0.2
 done
+check "(i) salloc ends with the shell's exit, not at the timeout (status $irc)" test "$irc" -ne 124
 check "(i) salloc: the srun step inside has its report" test -s "i/numalot-$j/0.nla.json"
 check "(i) ...the interactive step none" test "$(ls "i/numalot-$j" 2>/dev/null | wc -l)" -eq 1
 check "(i) ...and no agent took the shell" \
