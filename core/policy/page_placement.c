@@ -31,6 +31,10 @@
 /* ...and undone when its throughput fell by more than this share: its
  * undo only gives back the placement the process chose. */
 #define TRIAL_MARGIN 0.03
+/* A trial that could not be judged is tried again after this many calm
+ * periods once it was undone (they then cover its phases). */
+#define RETRY_PERIODS 4
+
 /* A run that concentrates its memory starts only this many steps after
  * its threads last moved between nodes. */
 #define SETTLED_STEPS 2
@@ -91,12 +95,39 @@ static int pages_moving(const struct nl_pages_domain *dm, int pid)
  * factor is in the same phase. */
 #define PHASE_OI 1.25
 
-static int same_phase(const struct nl_page_state *pg, const struct shape *sh)
+static double oi_of(const struct shape *sh)
 {
-	double oi = sh->n_oi ? sh->oi_sum / sh->n_oi : 0;
-	if (pg->trial_oi <= 0 || oi <= 0) /* not measured: cannot tell */
-		return 1;
-	return oi < PHASE_OI * pg->trial_oi && oi * PHASE_OI > pg->trial_oi;
+	return sh->n_oi ? sh->oi_sum / sh->n_oi : 0;
+}
+
+/* Intensities a and b in the same phase; unmeasured ones cannot tell. */
+static int in_phase(double a, double b)
+{
+	return a <= 0 || b <= 0 || (a < PHASE_OI * b && a * PHASE_OI > b);
+}
+
+/*
+ * Its calm throughput in the phase of this period: the mean over the
+ * calm periods whose intensity is within PHASE_OI of this one's, or -1
+ * when none was. A mixed process runs at several times the ops/s in
+ * one phase as in the other; a trial judged only against the phase it
+ * began in was never judged when that phase did not come back (random
+ * seed 3970517246 perturbed, scenario 180). Unmeasured intensity: the
+ * calm mean.
+ */
+static double calm_in_phase(const struct nl_page_state *pg,
+			    const struct shape *sh)
+{
+	double oi = oi_of(sh), sum = 0;
+	int n = 0;
+	if (oi <= 0 || pg->calm_s_n == 0)
+		return pg->calm_tput > 0 ? pg->calm_tput : -1;
+	for (int i = 0; i < pg->calm_s_n; i++)
+		if (in_phase(oi, pg->calm_s_oi[i])) {
+			sum += pg->calm_s_tput[i];
+			n++;
+		}
+	return n ? sum / n : -1;
 }
 
 /* Most neighbour processes a trial watches. */
@@ -278,8 +309,12 @@ static int next_move(struct nl_page_state *pg, int pid,
 		ps->to = to;
 		return plan_pages(plan, pid, from, to,
 				  fmin(ps->budget, fmin(over, under)),
-				  "a trial that took its memory onto fewer "
-				  "nodes lost: undone");
+				  pg->unjudged
+					  ? "a trial that took its memory onto "
+					    "fewer nodes could not be judged "
+					    "(its phase changed): undone"
+					  : "a trial that took its memory onto "
+					    "fewer nodes lost: undone");
 	}
 	/* From the node with most surplus to the one most short; off a node
 	 * with no thread, only to one that leaves the worst-placed thread no
@@ -505,21 +540,27 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 			      : pg->calm_nb >= 0 ? 0.5 * pg->calm_nb + 0.5 * nb
 						 : nb;
 		pg->calm_mask = mask;
-		pg->calm_oi =
-			!sh.n_oi ? 0
-			: pg->calm_oi > 0
-				? 0.5 * pg->calm_oi + 0.5 * sh.oi_sum / sh.n_oi
-				: sh.oi_sum / sh.n_oi;
+		if (pg->retry_calm > 0 && --pg->retry_calm == 0)
+			pg->hold_until_s = now;
+		if (sh.n_oi) {
+			pg->calm_s_oi[pg->calm_s_next] = oi_of(&sh);
+			pg->calm_s_tput[pg->calm_s_next] = sh.tput;
+			pg->calm_s_next =
+				(pg->calm_s_next + 1) % NL_CALM_SAMPLES;
+			if (pg->calm_s_n < NL_CALM_SAMPLES)
+				pg->calm_s_n++;
+		}
 	}
+	double base = calm_in_phase(pg, &sh);
 	/* A trial whose process runs far below its calm throughput in any
-	 * period, while its pages move or after, in the same phase (its
-	 * intensity within PHASE_OI of what it was) and beyond what waiting
-	 * for the copies explains, lost beyond doubt: undone now, not after
-	 * its run and TRIAL_AFTER periods more (a stream taken off eight
-	 * nodes' memory onto one node's ran at half speed for 20 s). */
+	 * period, while its pages move or after, in the same phase (against
+	 * calm periods of that phase: calm_in_phase) and beyond what
+	 * waiting for the copies explains, lost beyond doubt: undone now,
+	 * not after its run and TRIAL_AFTER periods more (a stream taken off
+	 * eight nodes' memory onto one node's ran at half speed for 20 s). */
 	if (pg->trial && !pg->undoing && !sh.cpu_share_only &&
-	    sh.nthreads >= 0.8 * pg->max_threads && same_phase(pg, &sh) &&
-	    sh.tput < pp->undo_threshold * (1 - stall) * pg->trial_tput) {
+	    sh.nthreads >= 0.8 * pg->max_threads && base > 0 &&
+	    sh.tput < pp->undo_threshold * (1 - stall) * base) {
 		pg->judge = pg->active = 0;
 		pg->failed++;
 		pg->undoing = 1;
@@ -527,26 +568,42 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 		return start_moves(pg, &sh, p->pid, dm->v->topo, budget, plan);
 	}
 	/* A trial is judged over TRIAL_AFTER periods once its run is over
-	 * (while pages move, their copies stall the process). */
+	 * (while pages move, their copies stall the process), each against
+	 * the calm periods of its phase. One that TRIAL_AFTER periods could
+	 * not be judged on (none in a phase seen calm) is undone: it has
+	 * not shown that it pays; once undone, calm periods of the phases
+	 * it missed are there for a later run to be judged on. */
 	if (pg->trial && !pg->active && !pg->undoing &&
-	    sh.nthreads >= 0.8 * pg->max_threads && same_phase(pg, &sh)) {
-		pg->j_own += sh.tput;
-		pg->j_nb = nb >= 0 && pg->j_nb >= 0 && mask == pg->trial_nodes
-				   ? pg->j_nb + nb
-				   : -1;
-		if (++pg->j_n >= TRIAL_AFTER) {
-			int lost =
-				pg->j_own / pg->j_n <
-					(1 - TRIAL_MARGIN) * pg->trial_tput ||
-				(pg->j_nb >= 0 && pg->trial_nb > 0 &&
-				 pg->j_nb / pg->j_n <
-					 (1 - TRIAL_MARGIN) * pg->trial_nb);
+	    sh.nthreads >= 0.8 * pg->max_threads) {
+		if (base > 0) {
+			pg->j_own += sh.tput / base;
+			pg->j_nb = nb >= 0 && pg->j_nb >= 0 &&
+						   mask == pg->trial_nodes
+					   ? pg->j_nb + nb
+					   : -1;
+			pg->j_n++;
+		} else {
+			pg->j_miss++;
+		}
+		if (pg->j_n >= TRIAL_AFTER || (pg->j_miss >= TRIAL_AFTER)) {
+			int unjudged = pg->j_n == 0;
+			int lost = unjudged ||
+				   pg->j_own / pg->j_n < 1 - TRIAL_MARGIN ||
+				   (pg->j_nb >= 0 && pg->trial_nb > 0 &&
+				    pg->j_nb / pg->j_n <
+					    (1 - TRIAL_MARGIN) * pg->trial_nb);
 			pg->trial = 0;
 			if (lost) {
+				pg->unjudged = unjudged;
 				pg->judge = 0;
-				pg->failed++;
 				pg->undoing = pg->trial = 1;
 				pg->hold_until_s = now + pp->page_hold_s;
+				/* Not judged the first time: tried again after
+				 * RETRY_PERIODS calm periods, of its phases. */
+				if (unjudged && !pg->unjudged_n++)
+					pg->retry_calm = RETRY_PERIODS;
+				else
+					pg->failed++;
 				return start_moves(pg, &sh, p->pid, dm->v->topo,
 						   budget, plan);
 			}
@@ -559,7 +616,7 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 		/* The move did not pay: not again for a while. Judged on
 		 * ops/s only: a CPU share says nothing of memory speed. */
 		pg->judge = 0;
-		if (!sh.cpu_share_only &&
+		if (!sh.cpu_share_only && in_phase(oi_of(&sh), pg->oi_before) &&
 		    sh.tput < pp->undo_threshold * pg->tput_before) {
 			pg->failed++;
 			pg->hold_until_s = now + pp->page_hold_s;
@@ -641,18 +698,15 @@ int nl_pages_plan(const struct nl_pages_domain *dm, size_t k,
 	}
 	if (!pg->active || !concentrates) {
 		pg->trial = concentrates;
-		pg->trial_tput = pg->calm_tput > 0 ? pg->calm_tput : sh.tput;
 		pg->trial_nb = pg->calm_mask == mask ? pg->calm_nb : nb;
 		pg->trial_nodes = mask;
-		pg->trial_oi = pg->calm_oi > 0 ? pg->calm_oi
-			       : sh.n_oi       ? sh.oi_sum / sh.n_oi
-					       : 0;
 		pg->j_own = pg->j_nb = 0;
-		pg->j_n = 0;
+		pg->j_n = pg->j_miss = 0;
 		memset(pg->trial_delta, 0, sizeof(pg->trial_delta));
 	}
 	pg->active = 1;
 	pg->tput_before = sh.tput;
+	pg->oi_before = oi_of(&sh);
 	/* A bandwidth-bound process gains controllers by the spread, which
 	 * a far thread's latency does not outweigh; not one busier than
 	 * the one its pages leave. */

@@ -32,6 +32,9 @@ struct nl_page_step {
 	double cpus[NL_MAX_NODES];
 };
 
+/* Calm periods a process's trials are judged against. */
+#define NL_CALM_SAMPLES 8
+
 /* What page placement keeps of one process from step to step. */
 struct nl_page_state {
 	/* Written by the engine as it applies the moves. */
@@ -53,7 +56,9 @@ struct nl_page_state {
 	 * each period against its throughput before the run, and undone
 	 * when it lost: the bytes each node gained by it. */
 	int trial, undoing;
-	double trial_tput;
+	int unjudged;	/* the trial being undone could not be judged */
+	int unjudged_n; /* trials undone so */
+	int retry_calm; /* calm periods until such a trial is tried again */
 	/* ...and the other processes' threads on the nodes it loads: their
 	 * ops/s then (< 0: not counted), and those nodes */
 	double trial_nb;
@@ -64,9 +69,15 @@ struct nl_page_state {
 	/* Its throughput and its neighbours' (on calm_mask's nodes, < 0
 	 * unknown) while no run of its pages was going on. */
 	double calm_tput, calm_nb;
-	/* ...and its mean operational intensity then (0: not measured),
-	 * and at the trial's start: a phase shows in it, a trial not. */
-	double calm_oi, trial_oi;
+	/* The last calm periods' intensity (0: not measured) and
+	 * throughput: a period is judged against those in its own phase
+	 * (page_placement.c). */
+	double calm_s_oi[NL_CALM_SAMPLES], calm_s_tput[NL_CALM_SAMPLES];
+	int calm_s_n, calm_s_next;
+	/* Periods since a trial's run ended with no calm period in their
+	 * phase to judge them against; and the oi before the last move. */
+	int j_miss;
+	double oi_before;
 	/* bytes and wall_s as the last step saw them: what moved since */
 	double bytes_seen, wall_seen;
 	unsigned long long calm_mask;
