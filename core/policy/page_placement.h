@@ -56,9 +56,6 @@ struct nl_page_state {
 	 * each period against its throughput before the run, and undone
 	 * when it lost: the bytes each node gained by it. */
 	int trial, undoing;
-	int unjudged;	/* the trial being undone could not be judged */
-	int unjudged_n; /* trials undone so */
-	int retry_calm; /* calm periods until such a trial is tried again */
 	/* ...and the other processes' threads on the nodes it loads: their
 	 * ops/s then (< 0: not counted), and those nodes */
 	double trial_nb;

@@ -760,10 +760,8 @@ static int phase_period(struct vu *u, struct nl_pages_domain *dm,
  * its memory, interleaved over both nodes, follows its threads onto node
  * 1. (a) Begun in the first phase with no calm period of the second,
  * which is all that follows: no period can be judged, and after
- * TRIAL_AFTER of them the run is undone, saying why (it was kept for
- * good: random seed 3970517246 perturbed, scenario 180, -3.9%), and
- * tried again once RETRY_PERIODS calm periods of the second phase are
- * there: then judged, and kept at its calm speed. (b) Calm
+ * TRIAL_AFTER of them the trial ends, kept (it stayed a trial for good,
+ * and no calm period was recorded again). (b) Calm
  * periods of both phases seen first: the second phase at its calm speed
  * keeps the run; 10% below it undoes it.
  */
@@ -820,36 +818,15 @@ static void trial_judged_in_its_phase(void **state)
 					 0);
 		int moved = phase_period(&u, &dm, &m, t + 4 * P, slow, 2, &from,
 					 &to);
-		if (c == 1) {
+		if (c < 2) {
 			assert_int_equal(moved, 0);
 			assert_true(m.pages[1] > 1e5 - 1 && !st.trial);
+			assert_int_equal(st.failed, 0);
 		} else {
 			assert_int_equal(moved, 1);
 			assert_true(from == 1 && to == 0);
 			assert_true(fabs(m.pages[0] - 5e4) < 1);
-			assert_int_equal(st.unjudged, c == 0);
-			assert_int_equal(st.failed, c == 2);
-		}
-		if (c == 0) {
-			/* Tried again after RETRY_PERIODS calm periods of
-			 * the second phase, then judged in it: kept. */
-			t += 4 * P;
-			for (int k = 1; k < 4; k++)
-				assert_int_equal(phase_period(&u, &dm, &m,
-							      t + k * P, slow,
-							      2, &from, &to),
-						 0);
-			t += 4 * P;
-			assert_int_equal(phase_period(&u, &dm, &m, t, slow, 2,
-						      &from, &to),
-					 1);
-			assert_true(from == 0 && to == 1 && st.trial);
-			for (int k = 1; k <= 4; k++)
-				assert_int_equal(phase_period(&u, &dm, &m,
-							      t + k * P, slow,
-							      2, &from, &to),
-						 0);
-			assert_true(m.pages[1] > 1e5 - 1 && !st.trial);
+			assert_int_equal(st.failed, 1);
 		}
 		vu_free(&u);
 	}
