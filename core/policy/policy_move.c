@@ -458,6 +458,7 @@ static int node_options(struct step *st, int i, int s, int node, int n)
 static int data_options(struct step *st, int i, int P)
 {
 	const struct nl_topology *topo = st->v->topo;
+	const struct nl_view_thread *T = &st->v->threads[i];
 	int s = st->cpu[i], S = topo->cpu_node[s], n, nn;
 	double here = nl_topology_distance(topo, S, P), tier = -1,
 	       local = nl_topology_distance(topo, P, P);
@@ -482,6 +483,14 @@ static int data_options(struct step *st, int i, int P)
 		if (dk >= here || (n > 0 && dk > tier) ||
 		    here - dk < NEAR_CUT * (here - local))
 			break;
+		/* ...and only when the thread's accesses come nearer on
+		 * the whole: what it gains on P's share must outweigh what
+		 * it loses on the share of its own node. */
+		if (T->pref_share * (here - dk) <=
+		    T->here_share *
+			    (nl_topology_distance(topo, st->order[k], S) -
+			     nl_topology_distance(topo, S, S)))
+			continue;
 		tier = dk;
 		n = node_options(st, i, s, st->order[k], n);
 	}
