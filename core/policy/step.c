@@ -119,8 +119,8 @@ int nl_step_data_node(const struct step *st, int i)
 	/* Its process's pages say where the process's data is, not where
 	 * this thread's is: threads that first touched their own data hold
 	 * it where they run, beside the data all share. Only a node with
-	 * more of the pages than of the process's threads (half a thread
-	 * more there still not more) calls a thread, and only from a node that
+	 * more of the pages than of the process's threads (one more thread
+	 * there still not more) calls a thread, and only from a node that
 	 * holds less than half the pages its threads would have touched
 	 * there themselves (docs/algorithms.md, "What a node can
 	 * measure"). */
@@ -150,7 +150,7 @@ int nl_step_pages_say_away(const struct step *st, int i, int P)
 	 * bound or master-initialised pages still call). */
 	if (t->threads_peak > 0 && t->here_share >= 0.5 / t->threads_peak)
 		return 0;
-	return n > 0 && t->pref_share >= (on_p + 0.5) / n &&
+	return n > 0 && t->pref_share >= (double)(on_p + 1) / n &&
 	       t->here_share < 0.5 * on_here / n;
 }
 

@@ -436,53 +436,6 @@ static void process_pages_call_carefully(void **state)
 	vu_free(&u);
 }
 
-/*
- * A process placed on node 0 (default policy) whose fourth thread the
- * kernel's balancer put on node 1: the kernel's NUMA balancing brings a
- * few of its pages there (5% a period), and node 0 then holds less than
- * all of them though three of its four threads are there. It still holds
- * more than half a thread's share beyond its threads' own, and node 1
- * less than half of one thread's: the thread is called (rand-3970517246-
- * 0054, perf: it stayed 20 s at distance 39 from 95% of its process's
- * pages, -3.4%). With 80% on node 0, 20% is what node 1's thread would
- * have touched itself: it stays.
- */
-static void process_pages_call_the_last_thread(void **state)
-{
-	(void)state;
-	struct vu u;
-	struct nl_plan plan;
-	struct nl_policy_state s;
-
-	vu_init(&u, "numa:2 core:4 pu:1");
-	for (int k = 0; k < 4; k++) {
-		struct nl_view_thread *t =
-			add(&u, 1 + k, 1, k < 3 ? k : 7, 0, 0.95);
-		t->process_share = 1;
-		t->here_share = k < 3 ? 0.95 : 0.05;
-	}
-	P.tickets.stay = 0;
-	nl_plan_init(&plan);
-	nl_policy_state_init(&s);
-	assert_int_equal(step(NL_POLICY_IMAR2, vu_view(&u, 1), &s, &plan, 1),
-			 0);
-	assert_int_equal(count_kind(&plan, NL_ACT_MIGRATE), 1);
-	assert_int_equal(plan.actions[0].tid, 4);
-	assert_int_equal(u.topo->cpu_node[plan.actions[0].to_cpu], 0);
-	nl_policy_state_free(&s);
-	nl_policy_state_init(&s);
-	for (int k = 0; k < 4; k++) {
-		u.t[k].pref_share = 0.8;
-		u.t[k].here_share = k < 3 ? 0.8 : 0.2;
-	}
-	assert_int_equal(step(NL_POLICY_IMAR2, vu_view(&u, 2), &s, &plan, 1),
-			 0);
-	assert_int_equal(count_kind(&plan, NL_ACT_MIGRATE), 0);
-	nl_policy_state_free(&s);
-	nl_plan_free(&plan);
-	vu_free(&u);
-}
-
 /* A thread whose memory is bound where it runs (numactl --membind) is no
  * one's swap partner, compute-bound or not: its pages cannot follow. */
 static void bound_memory_not_evicted(void **state)
@@ -828,8 +781,6 @@ int main(void)
 		cmocka_unit_test_setup(rollback_per_thread_and_pairs, setup),
 		cmocka_unit_test_setup(oversubscribed_hands_back, setup),
 		cmocka_unit_test_setup(process_pages_call_carefully, setup),
-		cmocka_unit_test_setup(process_pages_call_the_last_thread,
-				       setup),
 		cmocka_unit_test_setup(bound_memory_not_evicted, setup),
 		cmocka_unit_test_setup(rollback_never_onto_busy_cpu, setup),
 		cmocka_unit_test_setup(harm_check, setup),
