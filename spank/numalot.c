@@ -218,6 +218,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	int implied = 0;
 	(void)ac;
 	(void)av;
+	nl_options_root_report(sp);
 	/* A --numalot-report alone asks for monitor (docs/slurm.md). */
 	int refused =
 		nl_site_step_choice(&site, nl_user.choice, nl_user.report[0],

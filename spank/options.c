@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report_path.h"
 #include "version.h"
@@ -143,11 +144,22 @@ static int opt_policy(int val, const char *optarg, int remote)
 	return 0;
 }
 
+#define REPORT_ENV "SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot_report"
+#define REPORT_GIVEN "NUMALOT_REPORT_GIVEN"
+
 static int opt_report(int val, const char *optarg, int remote)
 {
+	static int calls;
 	char msg[200];
 	if (repeated(val, optarg, remote))
 		return -1;
+	if (!remote) {
+		/* srun reads the environment first: a value the command line
+		 * gives comes in a second call, and wins. */
+		const char *env = getenv(REPORT_ENV);
+		nl_user.report_env =
+			++calls == 1 && env && optarg && !strcmp(env, optarg);
+	}
 	if (!optarg || strlen(optarg) >= sizeof(nl_user.report) - 8) {
 		nl_slurm_error("numalot: --numalot-report: the pattern is over "
 			       "%zu characters",
@@ -193,6 +205,44 @@ static int opt_period(int val, const char *optarg, int remote)
 		return remote ? 0 : -1;
 	}
 	return 0;
+}
+
+void nl_options_root_report(spank_t sp)
+{
+	char given[sizeof(nl_user.report)];
+	uid_t uid;
+
+	if (!spank_remote(sp)) {
+		if (nl_user.report[0] && !nl_user.report_env) {
+			setenv(REPORT_GIVEN, nl_user.report, 1);
+			return;
+		}
+		unsetenv(REPORT_GIVEN);
+		if (nl_user.report[0] && getuid() == 0) {
+			nl_slurm_info("numalot: --numalot-report=%s comes from "
+				      "the environment (%s), which is not "
+				      "taken for root's jobs: give it on the "
+				      "command line; the step goes on as if "
+				      "none had been given",
+				      nl_user.report, REPORT_ENV);
+			nl_user.report[0] = 0;
+		}
+		return;
+	}
+	if (!nl_user.report[0] ||
+	    spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS || uid != 0)
+		return;
+	if (spank_getenv(sp, REPORT_GIVEN, given, sizeof(given)) ==
+		    ESPANK_SUCCESS &&
+	    !strcmp(given, nl_user.report))
+		return;
+	nl_slurm_error("numalot: --numalot-report=%s of a job of root's did "
+		       "not come from srun's command line (it came from the "
+		       "environment, or the job's environment was not "
+		       "passed on): not taken, the step goes on as if none "
+		       "had been given",
+		       nl_user.report);
+	nl_user.report[0] = 0;
 }
 
 void nl_options_register(spank_t sp, const struct nl_site *s)

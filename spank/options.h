@@ -17,11 +17,26 @@ struct nl_user_opts {
 	char report[1024]; /* --numalot-report, "" none */
 	double period;	   /* --numalot-period, 0 none */
 	int bindings;	   /* --numalot-bindings: 1 keep, 0 free, -1 none */
+	int report_env;	   /* srun: report is the environment's alone */
 };
 extern struct nl_user_opts nl_user;
 
 /* Register the options (slurm_spank_init, in every context); their
  * values are checked against site, which must outlive them. */
 void nl_options_register(spank_t sp, const struct nl_site *site);
+
+/*
+ * A --numalot-report of root's job is root's to give: srun takes it from
+ * the environment too (SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot_-
+ * report), which a user's may reach through sudo -E or su without -, and
+ * root writes that report as root. srun, sbatch and salloc put the value
+ * given on their own command line in the job's environment
+ * (NUMALOT_REPORT_GIVEN, never a user's: one from the environment is
+ * taken away); on the node, a job of root's keeps its --numalot-report
+ * only when that says the same, and goes on as if none had been given
+ * otherwise, saying so (docs/slurm.md, "Security"). Call in
+ * slurm_spank_init_post_opt, before the report is used.
+ */
+void nl_options_root_report(spank_t sp);
 
 #endif

@@ -312,6 +312,20 @@ check "(x8) root's job, its report over a file of root's: refused before the pro
 check "(x8) ...the file unchanged" grep -qx 'root:x:0:0::/root:/bin/sh' "$T/rootonly/passwd"
 check "(x8) ...and srun says why" grep -q "is not a numalot report" x8.out
 rm -f "$T/rootonly/passwd"
+# (x9) A --numalot-report that reaches root's srun from the environment
+# (a user's, kept by sudo -E), even with the plugin's own mark forged:
+# root makes no file there; the job runs as if none had been given. On
+# srun's command line it is root's own, and written.
+E=SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot_report
+env "$E=$T/rootonly/nologin" NUMALOT_REPORT_GIVEN="$T/rootonly/nologin" \
+	srun -Q -n1 touch "$T/x9.ran" >x9.out 2>&1
+check "(x9) root's job, a report named by the environment: the job runs" \
+	test $? -eq 0 -a -e "$T/x9.ran"
+check "(x9) ...no file made there" test ! -e "$T/rootonly/nologin"
+check "(x9) ...and srun says why" grep -q "comes from the environment" x9.out
+env "$E=$T/rootonly/nologin" srun -Q -n1 --numalot-report="$T/x9.json" true >x9b.out 2>&1
+check "(x9) ...on the command line it wins: root's report written" \
+	test -s "$T/x9.json" -a ! -e "$T/rootonly/nologin"
 
 # (x6) agent= a program a user could replace (their file, or root's in
 # their folder): root never runs it; the step runs without numalot and
