@@ -288,6 +288,43 @@ static int owned_by(struct nl_server *s, int pid, uid_t uid)
 	return who.one_uid && who.uid == uid ? 0 : -EPERM;
 }
 
+/*
+ * A Slurm task runs as its user between its change of user and its exec,
+ * and its user may register it first: the step slurmstepd then registers
+ * it in, root's, is the one that reports, so root takes it over from a
+ * registration of the same user's own (not from another user's, nor
+ * from root's). 0, or -1 when pid is held otherwise or not at all.
+ */
+static int take_from_user(struct nl_server *s, int pid, uid_t uid)
+{
+	const struct nl_process_info *p;
+	size_t n;
+
+	if (s->machine->ops->processes(s->machine, &p, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i].pid != pid || p[i].end_s >= 0)
+			continue;
+		for (size_t k = 0; k < s->nsteps; k++) {
+			struct nl_step *st = &s->steps[k];
+			if (st->key != p[i].job || st->by_root ||
+			    st->uid != uid)
+				continue;
+			nl_engine_remove_process(s->engine, pid);
+			s->machine->ops->forget(s->machine, pid);
+			nl_log(NL_LOG_INFO,
+			       "job %u step %u (uid %u): task pid %d taken "
+			       "over from its user's own registration",
+			       st->job, st->step, (unsigned)uid, pid);
+			if (--st->ntasks == 0)
+				nl_server_drop(s, st);
+			return 0;
+		}
+		return -1;
+	}
+	return -1;
+}
+
 static struct json_object *do_register(struct nl_server *s,
 				       const struct nl_peer *peer,
 				       const struct nl_request *q)
@@ -298,6 +335,8 @@ static struct json_object *do_register(struct nl_server *s,
 	struct nl_proc_owner who;
 	struct json_object *fail;
 	int root = peer->uid == 0, rc;
+	if (root)
+		take_from_user(s, q->pid, q->uid);
 	/* Steps are keyed by user and by who registered them: nobody can
 	 * take another's job id, and a user's own registration never stands
 	 * for a Slurm step (only slurmstepd's, as root, does). */

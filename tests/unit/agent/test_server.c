@@ -355,6 +355,45 @@ static void root_registers_any(void **state)
 	assert_int_not_equal(f->s.steps[0].domain, f->s.steps[1].domain);
 }
 
+/* A task its user registered first (between its change of user and its
+ * exec): slurmstepd's registration takes it over, so the step root
+ * reports holds it; never from another user's registration nor from
+ * root's own. */
+static void root_takes_over_users_registration(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_string_equal(reg(f, &bob, 7, 0, BOB, bob_pid(0), "lbma"), "");
+	assert_string_equal(reg(f, &bob, 7, 0, BOB, bob_pid(1), "lbma"), "");
+	assert_int_equal(f->s.nsteps, 1);
+	assert_string_equal(reg(f, &root_peer, 7, 0, BOB, bob_pid(0), "imar2"),
+			    "");
+	assert_true(managed(f, bob_pid(0)));
+	assert_int_equal(f->s.nsteps, 2);
+	assert_int_equal(f->s.steps[0].by_root, 0);
+	assert_int_equal(f->s.steps[0].ntasks, 1);
+	assert_int_equal(f->s.steps[1].by_root, 1);
+	assert_int_equal(f->s.steps[1].ntasks, 1);
+	/* The user's step is gone with its last task. */
+	assert_string_equal(reg(f, &root_peer, 7, 0, BOB, bob_pid(1), "imar2"),
+			    "");
+	assert_int_equal(f->s.nsteps, 1);
+	assert_int_equal(f->s.steps[0].by_root, 1);
+	assert_int_equal(f->s.steps[0].ntasks, 2);
+	/* Root's own, once only. */
+	assert_string_equal(reg(f, &root_peer, 7, 0, BOB, bob_pid(1), "imar2"),
+			    "bad-request");
+	says(f, "already managed");
+	/* Alice's registration is not taken for a step of bob's. */
+	assert_string_equal(reg(f, &alice, 9, 0, ALICE, alice_pid(0), "lbma"),
+			    "");
+	assert_string_not_equal(
+		reg(f, &root_peer, 9, 0, BOB, alice_pid(0), "imar2"), "");
+	assert_int_equal(f->s.nsteps, 2);
+	assert_int_equal(f->s.steps[1].uid, ALICE);
+	assert_int_equal(f->s.steps[1].ntasks, 1);
+}
+
 /* Each user has at most 8 steps and 64 tasks a step. */
 static void user_limits(void **state)
 {
@@ -513,6 +552,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(root_registers_any, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			root_takes_over_users_registration, setup, teardown),
 		cmocka_unit_test_setup_teardown(user_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(who_sees_what, setup, teardown),
 		cmocka_unit_test_setup_teardown(site_policy, setup, teardown),
