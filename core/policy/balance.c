@@ -89,6 +89,13 @@ static int local_there(const struct step *st, int u, int D)
 	return nl_step_pages_local(st, u, D);
 }
 
+/* The node of u's data where distance from it matters, or -1. */
+static int data_of(const struct step *st, int u)
+{
+	return nl_step_steady_compute(st, u) ? -1
+					     : st->v->threads[u].preferred_node;
+}
+
 /*
  * The busy threads of i's process that want node D (their data's node)
  * against the CPUs of D that i may use: *fits when they all fit; the
@@ -118,14 +125,18 @@ static int process_gathers(const struct step *st, int i, int D, int *fits)
  * to: threads that lose nothing by it in the kernel's eyes (FREE: off
  * their data's node), and threads on their data's node, which it takes
  * without preference: those that lose it (LOCAL) and those numalot
- * gathers back (BACK). */
-enum { FREE, LOCAL, BACK };
+ * gathers back (BACK). A FREE thread of another process than the
+ * mover's that the balancer takes to a node farther from its data than
+ * the one it leaves loses by it all the same (FAR): the kernel does not
+ * look at distance there, numalot does (one of the mover's own trades
+ * with it). */
+enum { FREE, LOCAL, BACK, FAR };
 #define POOL_GROUPS 256
 struct pool {
 	int busy[NL_MAX_NODES], ngroups;
 	struct group {
-		uint64_t to; /* the nodes its threads may go to */
-		int node, kind, n;
+		uint64_t to;		 /* the nodes its threads may go to */
+		int node, kind, data, n; /* data: its data's node, or -1 */
 	} g[POOL_GROUPS];
 };
 
@@ -134,11 +145,13 @@ struct pool {
  * nothing is left out and one that loses is taken to go anywhere: the
  * balancer is then counted to push more threads off their data, never
  * fewer. */
-static void pool_add(struct pool *q, int X, int kind, uint64_t to)
+static void pool_add(struct pool *q, int X, int kind, uint64_t to, int data)
 {
+	if (kind != FREE)
+		data = -1;
 	for (int k = 0; k < q->ngroups; k++)
 		if (q->g[k].node == X && q->g[k].kind == kind &&
-		    q->g[k].to == to) {
+		    q->g[k].to == to && q->g[k].data == data) {
 			q->g[k].n++;
 			return;
 		}
@@ -154,22 +167,36 @@ static void pool_add(struct pool *q, int X, int kind, uint64_t to)
 			}
 		q->ngroups--; /* the last group gives way to it */
 	}
-	q->g[q->ngroups++] = (struct group){to, X, kind, 1};
+	q->g[q->ngroups++] = (struct group){to, X, kind, data, 1};
+}
+
+/* Would a thread of group g go farther from its data on node lo? */
+static int goes_far(const struct nl_topology *topo, const struct group *g,
+		    int lo)
+{
+	return g->data >= 0 &&
+	       nl_topology_distance(topo, lo, g->data) >
+		       nl_topology_distance(topo, g->node, g->data);
 }
 
 /* Take from node x a thread the balancer may push to node lo: one that
- * loses nothing first. Its kind, or -1 when none may go there. */
-static int pool_take(struct pool *q, int x, int lo)
+ * loses nothing first, then one that goes farther from its data (FAR).
+ * Its kind, or -1 when none may go there. */
+static int pool_take(const struct nl_topology *topo, struct pool *q, int x,
+		     int lo)
 {
-	for (int kind = FREE; kind <= BACK; kind++)
+	for (int pass = 0; pass < 4; pass++) {
+		int kind = pass < 2 ? FREE : pass - 1;
 		for (int k = 0; k < q->ngroups; k++) {
 			struct group *g = &q->g[k];
-			if (g->node == x && g->kind == kind && g->n > 0 &&
-			    (g->to >> lo & 1)) {
-				g->n--;
-				return kind;
-			}
+			if (g->node != x || g->kind != kind || g->n <= 0 ||
+			    !(g->to >> lo & 1) ||
+			    (kind == FREE && goes_far(topo, g, lo) != pass))
+				continue;
+			g->n--;
+			return kind == FREE && pass ? FAR : kind;
 		}
+	}
 	return -1;
 }
 
@@ -210,10 +237,10 @@ static int pushed_local(const struct nl_topology *topo, struct pool *q)
 			for (int b = 0; b < n && kind < 0; b++) {
 				if (!tips(topo, q->busy, hi[b], lo[a]))
 					continue;
-				kind = pool_take(q, hi[b], lo[a]);
+				kind = pool_take(topo, q, hi[b], lo[a]);
 				if (kind < 0)
 					continue;
-				victims += kind == LOCAL;
+				victims += kind == LOCAL || kind == FAR;
 				q->busy[hi[b]]--;
 				q->busy[lo[a]]++;
 			}
@@ -275,12 +302,14 @@ int nl_balance_pushes_local(const struct step *st, int i, int d)
 			 * process fits there, or its data cannot come and D
 			 * can hold more of it than it does. */
 			if (!local_there(st, u, X))
-				pool_add(&with, X, FREE, to);
+				pool_add(&with, X, FREE, to,
+					 U->pid == T->pid ? -1
+							  : data_of(st, u));
 			else if (X == D && U->pid == T->pid &&
 				 (fits || (gathers && held)))
-				pool_add(&with, X, BACK, to);
+				pool_add(&with, X, BACK, to, -1);
 			else
-				pool_add(&with, X, LOCAL, to);
+				pool_add(&with, X, LOCAL, to, -1);
 		}
 	}
 	without.ngroups = with.ngroups;
@@ -289,6 +318,6 @@ int nl_balance_pushes_local(const struct step *st, int i, int d)
 	 * numalot has not pinned it. */
 	if (!T->pinned && !nl_step_idle(st, i) && push_nodes(st, i, S))
 		pool_add(&without, S, local_there(st, i, S) ? LOCAL : FREE,
-			 push_nodes(st, i, S));
+			 push_nodes(st, i, S), -1);
 	return pushed_local(topo, &with) > pushed_local(topo, &without);
 }
