@@ -218,7 +218,10 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	int implied = 0;
 	(void)ac;
 	(void)av;
-	nl_options_root_report(sp);
+	if (nl_options_root_report(sp) < 0 &&
+	    (spank_context() == S_CTX_LOCAL ||
+	     spank_context() == S_CTX_ALLOCATOR))
+		exit(1);
 	/* A --numalot-report alone asks for monitor (docs/slurm.md). */
 	int refused =
 		nl_site_step_choice(&site, nl_user.choice, nl_user.report[0],

@@ -147,9 +147,11 @@ static int opt_policy(int val, const char *optarg, int remote)
 #define REPORT_ENV "SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot_report"
 #define REPORT_GIVEN "NUMALOT_REPORT_GIVEN"
 
+/* Calls of opt_report in this pass of srun's (one a het job component). */
+static int report_calls;
+
 static int opt_report(int val, const char *optarg, int remote)
 {
-	static int calls;
 	char msg[200];
 	if (repeated(val, optarg, remote))
 		return -1;
@@ -157,8 +159,8 @@ static int opt_report(int val, const char *optarg, int remote)
 		/* srun reads the environment first: a value the command line
 		 * gives comes in a second call, and wins. */
 		const char *env = getenv(REPORT_ENV);
-		nl_user.report_env =
-			++calls == 1 && env && optarg && !strcmp(env, optarg);
+		nl_user.report_env = ++report_calls == 1 && env && optarg &&
+				     !strcmp(env, optarg);
 	}
 	if (!optarg || strlen(optarg) >= sizeof(nl_user.report) - 8) {
 		nl_slurm_error("numalot: --numalot-report: the pattern is over "
@@ -207,42 +209,88 @@ static int opt_period(int val, const char *optarg, int remote)
 	return 0;
 }
 
-void nl_options_root_report(spank_t sp)
+/* Does an environment variable other than the mark itself carry it (an
+ * export list: SLURM_EXPORT_ENV, SRUN_EXPORT_ENV, SBATCH_EXPORT...)? */
+static const char *mark_smuggled(void)
+{
+	extern char **environ;
+	for (char **e = environ; e && *e; e++)
+		if (strncmp(*e, REPORT_GIVEN "=", sizeof(REPORT_GIVEN)) &&
+		    strstr(*e, REPORT_GIVEN))
+			return *e;
+	return NULL;
+}
+
+static int json_name(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 5 && !strcmp(path + n - 5, ".json") && path[n - 6] != '/';
+}
+
+int nl_options_root_report(spank_t sp)
 {
 	char given[sizeof(nl_user.report)];
+	const char *smuggled;
 	uid_t uid;
 
 	if (!spank_remote(sp)) {
-		if (nl_user.report[0] && !nl_user.report_env) {
+		int from_env = nl_user.report_env;
+		report_calls = 0; /* a het job's next component: anew */
+		nl_user.report_env = 0;
+		if (getuid() == 0 && (smuggled = mark_smuggled())) {
+			nl_slurm_error("numalot: the environment carries %s in "
+				       "%.*s: refused (a job of root's takes "
+				       "its --numalot-report from srun's "
+				       "command line only)",
+				       REPORT_GIVEN,
+				       (int)strcspn(smuggled, "="), smuggled);
+			return -1;
+		}
+		if (nl_user.report[0] && !from_env) {
+			if (getuid() == 0 && !json_name(nl_user.report)) {
+				nl_slurm_error("numalot: --numalot-report=%s: "
+					       "a job of root's writes its "
+					       "report only to a name ending "
+					       "in .json",
+					       nl_user.report);
+				return -1;
+			}
 			setenv(REPORT_GIVEN, nl_user.report, 1);
-			return;
+			return 0;
 		}
 		unsetenv(REPORT_GIVEN);
 		if (nl_user.report[0] && getuid() == 0) {
 			nl_slurm_info("numalot: --numalot-report=%s comes from "
-				      "the environment (%s), which is not "
-				      "taken for root's jobs: give it on the "
-				      "command line; the step goes on as if "
-				      "none had been given",
+				      "the environment (%s): root's srun takes "
+				      "it from the command line only, and a "
+				      "job of root's goes on as if none had "
+				      "been given",
 				      nl_user.report, REPORT_ENV);
 			nl_user.report[0] = 0;
 		}
-		return;
+		return 0;
 	}
 	if (!nl_user.report[0] ||
 	    spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS || uid != 0)
-		return;
-	if (spank_getenv(sp, REPORT_GIVEN, given, sizeof(given)) ==
-		    ESPANK_SUCCESS &&
-	    !strcmp(given, nl_user.report))
-		return;
-	nl_slurm_error("numalot: --numalot-report=%s of a job of root's did "
-		       "not come from srun's command line (it came from the "
-		       "environment, or the job's environment was not "
-		       "passed on): not taken, the step goes on as if none "
-		       "had been given",
-		       nl_user.report);
+		return 0;
+	if (!json_name(nl_user.report))
+		nl_slurm_error("numalot: --numalot-report=%s of a job of "
+			       "root's does not end in .json: not taken, the "
+			       "step goes on as if none had been given",
+			       nl_user.report);
+	else if (spank_getenv(sp, REPORT_GIVEN, given, sizeof(given)) !=
+			 ESPANK_SUCCESS ||
+		 strcmp(given, nl_user.report))
+		nl_slurm_error("numalot: --numalot-report=%s of a job of "
+			       "root's did not come from srun's command line "
+			       "(it came from the environment, or the job's "
+			       "environment was not passed on): not taken, "
+			       "the step goes on as if none had been given",
+			       nl_user.report);
+	else
+		return 0;
 	nl_user.report[0] = 0;
+	return 0;
 }
 
 void nl_options_register(spank_t sp, const struct nl_site *s)

@@ -29,14 +29,15 @@ void nl_options_register(spank_t sp, const struct nl_site *site);
  * A --numalot-report of root's job is root's to give: srun takes it from
  * the environment too (SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot_-
  * report), which a user's may reach through sudo -E or su without -, and
- * root writes that report as root. srun, sbatch and salloc put the value
- * given on their own command line in the job's environment
- * (NUMALOT_REPORT_GIVEN, never a user's: one from the environment is
- * taken away); on the node, a job of root's keeps its --numalot-report
- * only when that says the same, and goes on as if none had been given
- * otherwise, saying so (docs/slurm.md, "Security"). Call in
- * slurm_spank_init_post_opt, before the report is used.
+ * root writes that report as root. srun puts the value given on its own
+ * command line in the job's environment (NUMALOT_REPORT_GIVEN; one from
+ * the environment is taken away, and root's srun is refused when an
+ * export list carries one); on the node, a job of root's keeps its
+ * --numalot-report only when that says the same and the name ends in
+ * .json, and goes on as if none had been given otherwise, saying so
+ * (docs/slurm.md, "Security"). Call in slurm_spank_init_post_opt, before
+ * the report is used; -1: srun, sbatch or salloc must stop.
  */
-void nl_options_root_report(spank_t sp);
+int nl_options_root_report(spank_t sp);
 
 #endif

@@ -305,13 +305,17 @@ check "(x7) ...and srun says why" \
 # (x8) A job of root's whose --numalot-report names a file of root's that
 # is not a report (the path may come from a user's environment root ran
 # srun in: sudo -E): the program does not run, the file stays as it was.
-printf 'root:x:0:0::/root:/bin/sh\n' >"$T/rootonly/passwd"
-srun -Q --numalot=monitor -n1 --numalot-report="$T/rootonly/passwd" touch "$T/x8.ran" >x8.out 2>&1
+printf '{"root": true}\n' >"$T/rootonly/conf.json"
+srun -Q --numalot=monitor -n1 --numalot-report="$T/rootonly/conf.json" touch "$T/x8.ran" >x8.out 2>&1
 check "(x8) root's job, its report over a file of root's: refused before the program" \
 	test $? -ne 0 -a ! -e "$T/x8.ran"
-check "(x8) ...the file unchanged" grep -qx 'root:x:0:0::/root:/bin/sh' "$T/rootonly/passwd"
+check "(x8) ...the file unchanged" grep -qx '{"root": true}' "$T/rootonly/conf.json"
 check "(x8) ...and srun says why" grep -q "is not a numalot report" x8.out
-rm -f "$T/rootonly/passwd"
+rm -f "$T/rootonly/conf.json"
+srun -Q --numalot=monitor -n1 --numalot-report="$T/rootonly/passwd" touch "$T/x8.ran" >x8b.out 2>&1
+check "(x8) root's report named otherwise than *.json: refused before the program" \
+	test $? -ne 0 -a ! -e "$T/x8.ran" -a ! -e "$T/rootonly/passwd"
+check "(x8) ...and srun says why" grep -q "only to a name ending in .json" x8b.out
 # (x9) A --numalot-report that reaches root's srun from the environment
 # (a user's, kept by sudo -E), even with the plugin's own mark forged:
 # root makes no file there; the job runs as if none had been given. On
@@ -326,6 +330,13 @@ check "(x9) ...and srun says why" grep -q "comes from the environment" x9.out
 env "$E=$T/rootonly/nologin" srun -Q -n1 --numalot-report="$T/x9.json" true >x9b.out 2>&1
 check "(x9) ...on the command line it wins: root's report written" \
 	test -s "$T/x9.json" -a ! -e "$T/rootonly/nologin"
+# ...nor the mark carried in an export list srun reads (SLURM_EXPORT_ENV):
+# root's srun is refused.
+env SLURM_EXPORT_ENV="ALL,NUMALOT_REPORT_GIVEN=$T/rootonly/e.json,_SLURM_SPANK_OPTION_numalot_numalot_report=$T/rootonly/e.json" \
+	"$E=$T/rootonly/e.json" srun -Q -n1 touch "$T/x9c.ran" >x9c.out 2>&1
+check "(x9) the mark smuggled in SLURM_EXPORT_ENV: refused, no file made" \
+	test $? -ne 0 -a ! -e "$T/x9c.ran" -a ! -e "$T/rootonly/e.json"
+check "(x9) ...and srun says why" grep -q "carries NUMALOT_REPORT_GIVEN in SLURM_EXPORT_ENV" x9c.out
 
 # (x6) agent= a program a user could replace (their file, or root's in
 # their folder): root never runs it; the step runs without numalot and

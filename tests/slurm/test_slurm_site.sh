@@ -252,13 +252,16 @@ check "(x5) no line of the job's making in slurmd's logs" \
 check "(x5) ...the pattern is there, escaped" \
 	grep -qF 'x5\x0a[2099-01-01T00:00:00.000] error: FORGED.json' log/slurmd-nla.log
 
-# (e) The option from the environment, and from #SBATCH lines.
+# (e) The option from the environment, and from #SBATCH lines (in jobs
+# of nobody's: a job of root's takes its report from srun's command line
+# only, test_slurm.sh (x9)).
 plugstack
+mkdir -p "$T/e" && chmod 777 "$T/e"
 SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot=lbma \
-	SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot_report="$T/e1.json" \
-	srun -Q -n1 -w nla "$W" --threads 1 --seconds 0.3 >e1.out 2>&1
+	SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot_report="$T/e/e1.json" \
+	srun -Q -n1 -w nla --uid=nobody --chdir="$T/e" "$W" --threads 1 --seconds 0.3 >e1.out 2>&1
 check "(e) SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot=lbma works" \
-	test "$(json e1.json "r['policy']['name']" 2>/dev/null)" = lbma
+	test "$(json e/e1.json "r['policy']['name']" 2>/dev/null)" = lbma
 SLURM_SPANK__SLURM_SPANK_OPTION_numalot_numalot=lbma \
 	srun -Q -n1 -w nla --numalot=monitor --numalot-report="$T/e3.json" true >e3.out 2>&1
 check "(e) ...the command line wins over it" \
@@ -270,16 +273,17 @@ check "(e) ...naming both" grep -q 'numalot: --numalot given twice, as "lbma" an
 srun --help >e5.out 2>&1
 check "(e) srun --help: each numalot option's text starts with [numalot]" \
 	test "$(grep -c '\[numalot\]' e5.out)" -ge 4
-cat >e2.sh <<SH
+cat >e/e2.sh <<SH
 #!/bin/bash
 #SBATCH --numalot=imar2
-#SBATCH --numalot-report=$T/e2-%j.%s.%N.json
+#SBATCH --numalot-report=$T/e/e2-%j.%s.%N.json
 srun -n1 $W --threads 1 --seconds 0.3
 SH
-sbatch -W -Q -N1 -w nlb -o e2.out e2.sh >/dev/null 2>&1
+chmod 755 e/e2.sh
+sbatch -W -Q -N1 -w nlb --uid=nobody --chdir="$T/e" -o "$T/e/e2.out" e/e2.sh >/dev/null 2>&1
 check "(e) #SBATCH --numalot=imar2: the job's steps use it" \
-	test "$(json "$(ls e2-*.0.nlb.json 2>/dev/null | head -1)" "r['policy']['name']" 2>/dev/null)" = imar2
-check "(e) ...and the batch step has no report" test -z "$(ls e2-*.batch.* 2>/dev/null)"
+	test "$(json "$(ls e/e2-*.0.nlb.json 2>/dev/null | head -1)" "r['policy']['name']" 2>/dev/null)" = imar2
+check "(e) ...and the batch step has no report" test -z "$(ls e/e2-*.batch.* 2>/dev/null)"
 
 # (i) salloc's interactive step (LaunchParameters=use_interactive_step) is
 # the user's shell, like the batch step: not managed; its sruns are.
