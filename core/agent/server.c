@@ -311,7 +311,6 @@ static int take_from_user(struct nl_server *s, int pid, uid_t uid)
 			    st->uid != uid)
 				continue;
 			nl_engine_remove_process(s->engine, pid);
-			s->machine->ops->forget(s->machine, pid);
 			nl_log(NL_LOG_INFO,
 			       "job %u step %u (uid %u): task pid %d taken "
 			       "over from its user's own registration",
@@ -335,8 +334,6 @@ static struct json_object *do_register(struct nl_server *s,
 	struct nl_proc_owner who;
 	struct json_object *fail;
 	int root = peer->uid == 0, rc;
-	if (root)
-		take_from_user(s, q->pid, q->uid);
 	/* Steps are keyed by user and by who registered them: nobody can
 	 * take another's job id, and a user's own registration never stands
 	 * for a Slurm step (only slurmstepd's, as root, does). */
@@ -376,6 +373,11 @@ static struct json_object *do_register(struct nl_server *s,
 	/* A Slurm task is registered by its slurmstepd before it execs: it
 	 * is taken over once it runs the user's program, bound and as the
 	 * user (checked then). Anything else is checked now. */
+	/* Checked: root's registration now takes the task from its user's
+	 * own, which may drop the user's step (and move root's in the
+	 * array). */
+	if (root && take_from_user(s, q->pid, q->uid) == 0)
+		st = nl_server_find(s, q->job, q->step, 0, q->uid, root);
 	/* A step's processes carry its key as their job id in the machine,
 	 * and so do the children they start (which the machine follows). */
 	int key = st ? st->key : s->next_key;

@@ -366,6 +366,11 @@ static void root_takes_over_users_registration(void **state)
 	assert_string_equal(reg(f, &bob, 7, 0, BOB, bob_pid(0), "lbma"), "");
 	assert_string_equal(reg(f, &bob, 7, 0, BOB, bob_pid(1), "lbma"), "");
 	assert_int_equal(f->s.nsteps, 1);
+	/* A registration of root's that is refused takes nothing. */
+	assert_string_equal(reg(f, &root_peer, 7, 0, BOB, bob_pid(0), "nope"),
+			    "bad-request");
+	assert_int_equal(f->s.nsteps, 1);
+	assert_int_equal(f->s.steps[0].ntasks, 2);
 	assert_string_equal(reg(f, &root_peer, 7, 0, BOB, bob_pid(0), "imar2"),
 			    "");
 	assert_true(managed(f, bob_pid(0)));
