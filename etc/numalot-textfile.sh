@@ -45,20 +45,20 @@ if [ "$(id -u)" = 0 ]; then
 		esac
 		st=$(stat -c '%u %f' -- "$at/$c") || exit 1 # a link itself
 		uid=${st% *} mode=$((0x${st#* }))
+		# In a folder others may write (/tmp), a link, whoever owns
+		# it, may be another user's hard link of it from elsewhere
+		# (fs.protected_hardlinks=0): who put it there cannot be
+		# told, so it is not followed.
+		if [ $((mode & 0xf000)) -eq $((0xa000)) ] && [ "$open" = 1 ]; then
+			echo "$me: $at/$c is a link in a folder others" \
+				"may write: give the output's real folder" >&2
+			exit 1
+		fi
 		if [ "$uid" != 0 ]; then
 			owner=$uid
 			break
 		fi
 		if [ $((mode & 0xf000)) -eq $((0xa000)) ]; then
-			# In a folder others may write (/tmp), a link of
-			# root's may be a user's hard link of one of root's
-			# links elsewhere (fs.protected_hardlinks=0): who put
-			# it there cannot be told, so it is not followed.
-			if [ "$open" = 1 ]; then
-				echo "$me: $at/$c is a link in a folder others" \
-					"may write: give the output's real folder" >&2
-				exit 1
-			fi
 			links=$((links + 1))
 			if [ $links -gt 40 ]; then
 				echo "$me: $at/$c: too many links" >&2

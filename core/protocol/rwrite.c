@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -143,7 +144,12 @@ int nl_write_report_here(const char *path, const char *text, int mode,
 		static const char abc[] =
 			"abcdefghijklmnopqrstuvwxyz0123456789";
 		char *x = tmp + strlen(tmp) - 6;
-		unsigned seed = (unsigned)getpid() ^ (unsigned)(uintptr_t)&sb;
+		/* Names a user cannot foresee and take first (the
+		 * folder may be one others can write, as /tmp). */
+		unsigned seed;
+		if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) !=
+		    (ssize_t)sizeof(seed))
+			seed = (unsigned)getpid() ^ (unsigned)(uintptr_t)&sb;
 		fd = -1;
 		for (int tries = 0; fd < 0 && tries < 100; tries++) {
 			for (int i = 0; i < 6; i++) {
@@ -232,7 +238,8 @@ int nl_append_here(const char *path, const char *text, int mode, uid_t owner)
  * In the writer's child: nothing of the caller's but out (the answer's
  * pipe) stays open, so that no descriptor of root's (slurmstepd's, the
  * agent's) is held by a process its user owns; 0 to 2 are /dev/null.
- * The descriptor out now has.
+ * The descriptor out now has: below 3 when it could not be moved, and
+ * then the others are still open (the caller must not go on).
  */
 static int keep_only(int out)
 {
@@ -345,6 +352,8 @@ int nl_write_report_as(const char *path, const char *text,
 		signal(SIGXFSZ, SIG_IGN); /* a file size limit: an error */
 		nl_own_nice_undo(); /* the user's work: not at the agent's */
 		int out = keep_only(pfd[1]);
+		if (out < 3) /* root's descriptors could not all be closed */
+			_exit(1);
 		if (o->uid != 0 && become(o) < 0)
 			err = EPERM;
 		if (!err && o->dir_mode)

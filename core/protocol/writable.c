@@ -110,13 +110,24 @@ static int roots_folder(const char *dir, char *why, size_t len)
 }
 
 /* path, a regular file, opened without following a link or waiting on
- * it, holds a numalot report. */
+ * it, holds a numalot report. Found first without opening it (O_PATH):
+ * a name swapped for a device or a FIFO after the caller's lstat is
+ * never opened (its open may act). */
 static int root_report(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	char self[64];
+	struct stat sb;
+	int at = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	int fd = -1;
+	if (at >= 0 && fstat(at, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", at);
+		fd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	}
 	int yes = fd >= 0 && nl_file_is_report(fd);
 	if (fd >= 0)
 		close(fd);
+	if (at >= 0)
+		close(at);
 	return yes;
 }
 

@@ -106,6 +106,14 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	check "textfile as root through root's link in a sticky folder: refused" \
 		test $? -ne 0 -a -z "$(ls -A "$T/mine2")"
 	check "...naming it" grep -q "$T/sticky/rl is a link in a folder others may write" "$T/err"
+	# A user's link there too (another user's hard link of it would be
+	# that user's): not followed, not written as its owner.
+	rm -f "$o"
+	nb ln -s "$T/theirs" "$T/sticky/ul"
+	etc/numalot-textfile.sh "$T/steps.jsonl" "$T/sticky/ul/numalot.prom" 2>"$T/err"
+	check "textfile as root through a user's link in a sticky folder: refused" \
+		test $? -ne 0 -a ! -e "$T/theirs/numalot.prom"
+	check "...naming it" grep -q "$T/sticky/ul is a link in a folder others may write" "$T/err"
 	for m in 777 775; do
 		mkdir "$T/open$m" && chmod $m "$T/open$m"
 		etc/numalot-textfile.sh "$T/steps.jsonl" "$T/open$m/numalot.prom" 2>"$T/err"
