@@ -21,15 +21,51 @@ for t in "$@"; do
 	fi
 	echo "$(basename "$t"): ${p:-0} passed, ${f:-0} failed"
 done
-scripts=(tests/cli/test_*.sh)
 # The Slurm tests load the plugin into slurmstepd, which cannot take a
-# sanitizer build: they run in the plain pass only.
-[ "${SAN:-}" = 1 ] || scripts+=(tests/fuzz/test_*.sh tests/slurm/test_*.sh)
+# sanitizer build: they run in the plain pass only, one after another (a
+# cluster on fixed ports) as one job beside the others.
+slurm=()
+[ "${SAN:-}" = 1 ] || slurm=(tests/slurm/test_*.sh)
+scripts=("${slurm[@]}" tests/cli/test_*.sh)
+[ "${SAN:-}" = 1 ] || scripts+=(tests/fuzz/test_*.sh)
+# Most scripts wait on real periods of the agent, so TEST_JOBS (default 2)
+# of them run at once; each writes to its own folder and socket.
+# test_agent_hostile.sh runs first, with none beside it: it steers the
+# next pid the kernel hands out, and times the agent's answers.
+jobs_max=${TEST_JOBS:-2}
+[[ $jobs_max =~ ^[1-9][0-9]*$ ]] || jobs_max=1
+O=$(mktemp -d /tmp/numalot-tests.XXXXXX)
+trap 'rm -rf "$O"' EXIT
+run_one() { # script, output file: status and seconds in FILE.rc
+	local t0=$SECONDS
+	bash "$1" >"$2" 2>&1
+	echo "$? $((SECONDS - t0))" >"$2.rc"
+}
+run_slurm() {
+	local k
+	for k in "${!slurm[@]}"; do run_one "${slurm[$k]}" "$O/$((k + 1))"; done
+}
+i=0
 for t in "${scripts[@]}"; do
+	i=$((i + 1))
+	[[ $t == */test_agent_hostile.sh ]] && run_one "$t" "$O/$i"
+done
+[ ${#slurm[@]} -gt 0 ] && [ -e "${slurm[0]}" ] && run_slurm &
+i=0
+for t in "${scripts[@]}"; do
+	i=$((i + 1))
 	[ -e "$t" ] || continue
-	t0=$SECONDS
-	out=$(bash "$t" 2>&1)
-	rc=$?
+	[[ $t == tests/slurm/* || $t == */test_agent_hostile.sh ]] && continue
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+	run_one "$t" "$O/$i" &
+done
+wait
+i=0
+for t in "${scripts[@]}"; do
+	i=$((i + 1))
+	[ -e "$O/$i.rc" ] || continue
+	out=$(cat "$O/$i")
+	read -r rc secs <"$O/$i.rc"
 	# Each "ok - ..." line of a script is a test; so is each "not ok".
 	p=$(grep -c '^ok - ' <<<"$out")
 	f=$(grep -c '^not ok - ' <<<"$out")
@@ -48,7 +84,7 @@ for t in "${scripts[@]}"; do
 	else
 		grep -E '^(skip|fuzz_)' <<<"$out"
 	fi
-	echo "$(basename "$t"): $p passed, $f failed$([ "$k" -gt 0 ] && echo ", $k skipped") ($((SECONDS - t0)) s)"
+	echo "$(basename "$t"): $p passed, $f failed$([ "$k" -gt 0 ] && echo ", $k skipped") ($secs s)"
 done
 [ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
