@@ -29,13 +29,28 @@ slurm=()
 scripts=("${slurm[@]}" tests/cli/test_*.sh)
 [ "${SAN:-}" = 1 ] || scripts+=(tests/fuzz/test_*.sh)
 # Most scripts wait on real periods of the agent, so TEST_JOBS (default 2)
-# of them run at once; each writes to its own folder and socket.
-# test_agent_hostile.sh runs first, with none beside it: it steers the
-# next pid the kernel hands out, and times the agent's answers.
+# of them run at once; each writes to its own folder and socket. These run
+# first, each with none beside it: test_agent_hostile.sh steers the next
+# pid the kernel hands out and times the agent's answers; test_eval.sh
+# counts the workloads left on the machine, and on a NUMA machine switches
+# the kernel's NUMA balancing (and numad) for every process.
+alone() { [[ $1 == */test_agent_hostile.sh || $1 == */test_eval.sh ]]; }
 jobs_max=${TEST_JOBS:-2}
 [[ $jobs_max =~ ^[1-9][0-9]*$ ]] || jobs_max=1
-O=$(mktemp -d /tmp/numalot-tests.XXXXXX)
-trap 'rm -rf "$O"' EXIT
+O=$(mktemp -d /tmp/numalot-tests.XXXXXX) || exit 1
+# Interrupted, the scripts running beside are stopped too (they ignore
+# the terminal's SIGINT; SIGTERM runs their own clean-up).
+stop() {
+	local p
+	for p in $(jobs -p); do
+		pkill -TERM -P "$p" 2>/dev/null
+		kill "$p" 2>/dev/null
+	done
+	wait
+	rm -rf "$O"
+}
+trap stop EXIT
+trap 'exit 130' INT TERM
 run_one() { # script, output file: status and seconds in FILE.rc
 	local t0=$SECONDS
 	bash "$1" >"$2" 2>&1
@@ -48,14 +63,14 @@ run_slurm() {
 i=0
 for t in "${scripts[@]}"; do
 	i=$((i + 1))
-	[[ $t == */test_agent_hostile.sh ]] && run_one "$t" "$O/$i"
+	[ -e "$t" ] && alone "$t" && run_one "$t" "$O/$i"
 done
 [ ${#slurm[@]} -gt 0 ] && [ -e "${slurm[0]}" ] && run_slurm &
 i=0
 for t in "${scripts[@]}"; do
 	i=$((i + 1))
 	[ -e "$t" ] || continue
-	[[ $t == tests/slurm/* || $t == */test_agent_hostile.sh ]] && continue
+	[[ $t == tests/slurm/* ]] || alone "$t" && continue
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
 	run_one "$t" "$O/$i" &
 done
@@ -63,9 +78,11 @@ wait
 i=0
 for t in "${scripts[@]}"; do
 	i=$((i + 1))
-	[ -e "$O/$i.rc" ] || continue
-	out=$(cat "$O/$i")
-	read -r rc secs <"$O/$i.rc"
+	[ -e "$t" ] || continue
+	out=$(cat "$O/$i" 2>/dev/null)
+	# A script that left no status (its runner killed) failed.
+	rc=1 secs=?
+	[ -e "$O/$i.rc" ] && read -r rc secs <"$O/$i.rc"
 	# Each "ok - ..." line of a script is a test; so is each "not ok".
 	p=$(grep -c '^ok - ' <<<"$out")
 	f=$(grep -c '^not ok - ' <<<"$out")

@@ -5,6 +5,7 @@
  */
 #include "page_placement.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -396,7 +397,7 @@ static int node_room(const struct nl_pages_domain *dm, int pid, int node,
 	int by_core = cores && nbusy <= topo->ncores;
 	unsigned char *taken = calloc((size_t)topo->ncpus, 1);
 	if (!taken)
-		return 0;
+		return INT_MAX; /* not known: nothing is moved for it */
 	for (int i = 0; i < dm->v->nthreads; i++) {
 		const struct nl_view_thread *t = &dm->v->threads[i];
 		if (t->pid != pid && t->cpu >= 0 &&

@@ -238,12 +238,15 @@ int nl_append_here(const char *path, const char *text, int mode, uid_t owner)
  * In the writer's child: nothing of the caller's but out (the answer's
  * pipe) stays open, so that no descriptor of root's (slurmstepd's, the
  * agent's) is held by a process its user owns; 0 to 2 are /dev/null.
- * The descriptor out now has: below 3 when it could not be moved, and
- * then the others are still open (the caller must not go on).
+ * The descriptor out now has, or below 3 when out could not be moved or
+ * /dev/null not opened: then root's are still open (the caller must not
+ * go on).
  */
 static int keep_only(int out)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0) /* 0 to 2 would stay root's */
+		return -1;
 	if (out < 3) {
 		int moved = fcntl(out, F_DUPFD_CLOEXEC, 3);
 		if (moved >= 0)
